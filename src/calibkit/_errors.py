@@ -1,0 +1,18 @@
+"""The exception and warning types every calibkit function raises."""
+
+from __future__ import annotations
+
+__all__ = ["CalibkitWarning", "InputError"]
+
+
+class InputError(ValueError):
+    """User input calibkit cannot use.
+
+    The message says what is wrong, where (first bad index and value) and how to fix it.
+    It subclasses :class:`ValueError`, so ``except ValueError`` keeps working.
+    """
+
+
+class CalibkitWarning(UserWarning):
+    """Input calibkit can use but that looks suspicious (for example a probability of exactly 0
+    given to the true class, which makes the log loss infinite)."""

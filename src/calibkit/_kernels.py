@@ -1,0 +1,146 @@
+"""The two hot loops: per-bin sums of forecasts, and the top-label reduction.
+
+Each has a plain numpy implementation (the reference, always available) and an optional fused
+single-pass numba kernel (``pip install calibkit[fast]``) that also counts invalid values in the
+same pass, so large inputs are read once. Tests check that both give the same numbers.
+
+``CALIBKIT_KERNEL=numpy`` forces the reference path, ``CALIBKIT_KERNEL=numba`` requires numba;
+the default (``auto``) uses numba when it is installed and the input is large enough to pay for
+the call overhead.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ._errors import InputError
+
+#: Inputs smaller than this many elements use numpy: numba's call overhead would dominate.
+NUMBA_MIN_ELEMENTS = 200_000
+#: Rows per chunk on the numpy path: bounds the temporaries to a few MB whatever N is.
+CHUNK = 1 << 18
+#: The per-bin sums, in the order the kernels return them.
+SUM_FIELDS = ("sum_conf", "sum_outcome", "sum_conf_sq", "sum_conf_outcome", "sum_var_weight")
+
+
+def _mode() -> str:
+    mode = os.environ.get("CALIBKIT_KERNEL", "auto").lower()
+    if mode not in ("auto", "numpy", "numba"):
+        raise InputError(f"CALIBKIT_KERNEL must be auto, numpy or numba, got {mode!r}.")
+    return mode
+
+
+@cache
+def _numba_module() -> ModuleType | None:
+    try:
+        from . import _numba_kernels
+    except ImportError:
+        return None
+    return _numba_kernels
+
+
+def use_numba(n_elements: int) -> bool:
+    """Whether the numba kernel should handle an input of this many elements."""
+    mode = _mode()
+    if mode == "numpy":
+        return False
+    module = _numba_module()
+    if mode == "numba":
+        if module is None:
+            raise InputError("CALIBKIT_KERNEL=numba but numba is not installed: "
+                             "pip install 'calibkit[fast]'.")
+        return True
+    return module is not None and n_elements >= NUMBA_MIN_ELEMENTS
+
+
+def is_uniform(edges: np.ndarray) -> bool:
+    """True when ``edges`` is exactly ``np.linspace(0, 1, M + 1)``."""
+    return bool(np.array_equal(edges, np.linspace(0.0, 1.0, edges.size)))
+
+
+# ----------------------------------------------------------------------------- bin index
+
+def bin_index(conf: np.ndarray, edges: np.ndarray, closed: str) -> np.ndarray:
+    """Bin of each confidence by comparison with ``edges`` (numpy reference).
+
+    ``closed="right"``: bins (e_k, e_k+1], a value equal to an edge goes to the lower bin and 0
+    to the first bin. ``closed="left"``: bins [e_k, e_k+1), a value equal to an edge goes to the
+    upper bin and 1 to the last bin.
+    """
+    m = edges.size - 1
+    side = "left" if closed == "right" else "right"
+    idx = np.searchsorted(edges, conf, side=side) - 1
+    np.clip(idx, 0, m - 1, out=idx)
+    return idx
+
+
+def _bin_sums_numpy(conf: np.ndarray, outcome: np.ndarray, edges: np.ndarray,
+                    closed: str) -> tuple[np.ndarray, np.ndarray]:
+    m = edges.size - 1
+    count = np.zeros(m, dtype=np.int64)
+    sums = np.zeros((len(SUM_FIELDS), m), dtype=np.float64)
+    for start in range(0, conf.shape[0], CHUNK):
+        x = conf[start : start + CHUNK].astype(np.float64)
+        o = outcome[start : start + CHUNK].astype(np.float64)
+        idx = bin_index(x, edges, closed)
+        count += np.bincount(idx, minlength=m)
+        xo = x * o
+        for row, w in enumerate((x, o, x * x, xo, x * (1.0 - x) * (1.0 - 2.0 * x) ** 2)):
+            sums[row] += np.bincount(idx, weights=w, minlength=m)
+    return count, sums
+
+
+def bin_sums(conf: np.ndarray, outcome: np.ndarray, edges: np.ndarray, closed: str,
+             *, validate: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per-bin count and the sums of :data:`SUM_FIELDS`.
+
+    ``validate(conf, outcome)`` is the input check that raises :class:`InputError`. The numpy
+    path calls it first; the numba path counts invalid values inside its single pass and calls
+    it only when there are some, to produce the message.
+    """
+    if use_numba(conf.shape[0]):
+        kernels = _numba_module()
+        count, sums, n_bad = kernels.bin_sums(conf, outcome, edges, closed == "right",
+                                              is_uniform(edges))
+        if n_bad:
+            validate(conf, outcome)
+            raise RuntimeError("calibkit bug: the kernel found invalid values validation missed")
+        return count, sums
+    validate(conf, outcome)
+    return _bin_sums_numpy(conf, outcome, edges, closed)
+
+
+# ----------------------------------------------------------------------------- top label
+
+def _top_label_numpy(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    conf = np.empty(p.shape[0], dtype=np.float64)
+    correct = np.empty(p.shape[0], dtype=bool)
+    for start in range(0, p.shape[0], CHUNK):
+        block = p[start : start + CHUNK]
+        pred = block.argmax(axis=1)
+        conf[start : start + len(block)] = np.take_along_axis(block, pred[:, None], axis=1)[:, 0]
+        correct[start : start + len(block)] = pred == y[start : start + len(block)]
+    return conf, correct
+
+
+def top_label(p: np.ndarray, y: np.ndarray, *, row_sum_atol: float,
+              validate: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence (max probability, float64) and correctness (argmax == label) per row.
+
+    Ties go to the first largest class, as ``np.argmax``. ``validate(p, y)`` raises on bad input;
+    see :func:`bin_sums` for when it runs.
+    """
+    if use_numba(p.size):
+        kernels = _numba_module()
+        conf, correct, n_bad = kernels.top_label(p, y, row_sum_atol)
+        if n_bad:
+            validate(p, y)
+            raise RuntimeError("calibkit bug: the kernel found invalid rows validation missed")
+        return conf, correct
+    validate(p, y)
+    return _top_label_numpy(p, y)

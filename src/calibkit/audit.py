@@ -1,0 +1,277 @@
+"""One call that runs a whole calibration audit and returns an :class:`Audit`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _validate as v
+from .forecasts import softmax, top_label
+from .measure.bins import BinStats
+from .measure.errors import classwise_ece, debiased_squared_ce_from_stats, ece_from_stats
+from .measure.ranking import auc as auc_score
+from .measure.reliability import ReliabilityTable, reliability_bins
+from .measure.scores import BrierDecomposition, brier, decompose_stats, nll
+from .measure.uncertainty import (
+    BootstrapInterval,
+    NoiseFloor,
+    TestResult,
+    bootstrap_ece,
+    hosmer_lemeshow,
+    noise_floor,
+    spiegelhalter_from_stats,
+)
+
+__all__ = ["Audit", "audit"]
+
+
+@dataclass(frozen=True, eq=False)
+class Audit:
+    """Everything a calibration audit measured, with the settings that produced it.
+
+    ``kind`` is ``"binary"`` (1-D input: P(label = 1), or a confidence with its 0/1 outcome) or
+    ``"top-label"`` ((N, C) input reduced to max probability and correctness). The reliability
+    table, ECE, MCE, the Brier decomposition and the tests concern that binary event; ``brier``
+    and ``nll`` score the full forecast as given (multiclass for (N, C) input).
+    """
+
+    kind: str
+    n_classes: int
+    table: ReliabilityTable
+    ece: float
+    ece_interval: BootstrapInterval
+    noise_floor: NoiseFloor
+    mce: float
+    rmsce: float
+    debiased_squared_ce: float
+    classwise_ece: float | None
+    brier: float
+    brier_decomposition: BrierDecomposition
+    nll: float
+    auc: float | None
+    accuracy: float
+    mean_confidence: float
+    tests: tuple[TestResult, ...]
+    seed: int | None
+
+    @property
+    def n(self) -> int:
+        return self.table.n
+
+    @property
+    def n_bins(self) -> int:
+        return self.table.stats.n_bins
+
+    @property
+    def stats(self) -> BinStats:
+        return self.table.stats
+
+    @property
+    def within_noise(self) -> bool:
+        """True when ECE does not exceed the 95th percentile of the noise floor."""
+        return self.ece <= self.noise_floor.p95
+
+    def verdict(self) -> str:
+        """One sentence that reads the ECE against its noise floor and the direction of the gap."""
+        floor = self.noise_floor
+        if self.within_noise:
+            return (f"ECE {self.ece:.4f} is within the noise of a perfectly calibrated forecaster "
+                    f"with these confidences (95th percentile {floor.p95:.4f}).")
+        direction = "overconfident" if self.mean_confidence > self.accuracy_of_event else \
+            "underconfident"
+        times = self.ece / floor.mean if floor.mean > 0 else math.inf
+        return (f"ECE {self.ece:.4f} is {times:.1f}x the noise floor ({floor.mean:.4f}; 95th "
+                f"percentile {floor.p95:.4f}): miscalibrated beyond noise, {direction} on "
+                f"average (mean confidence {self.mean_confidence:.4f} vs observed "
+                f"{self.accuracy_of_event:.4f}).")
+
+    @property
+    def accuracy_of_event(self) -> float:
+        """Observed frequency of the binary event the table is about."""
+        return float(self.stats.sum_outcome.sum() / self.n)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary of every number and setting."""
+        return {
+            "kind": self.kind,
+            "n": self.n,
+            "n_classes": self.n_classes,
+            "binning": {"n_bins": self.n_bins, "requested_bins": self.table.requested_bins,
+                        "strategy": self.table.strategy, "closed": self.table.closed,
+                        "edges": self.table.edges.tolist()},
+            "ece": self.ece,
+            "ece_interval": self.ece_interval.to_dict(),
+            "noise_floor": self.noise_floor.to_dict(),
+            "within_noise": self.within_noise,
+            "mce": self.mce,
+            "rmsce": self.rmsce,
+            "debiased_squared_ce": self.debiased_squared_ce,
+            "classwise_ece": self.classwise_ece,
+            "brier": self.brier,
+            "brier_decomposition": self.brier_decomposition.to_dict(),
+            "nll": _finite_or_none(self.nll),
+            "auc": self.auc,
+            "accuracy": self.accuracy,
+            "mean_confidence": self.mean_confidence,
+            "tests": [t.to_dict() for t in self.tests],
+            "table": self.table.to_dict(),
+            "seed": self.seed,
+            "verdict": self.verdict(),
+        }
+
+    def metric_rows(self) -> list[tuple[str, str, str]]:
+        """(name, value, note) rows of the report, shared by the text and terminal renderers."""
+        ci, floor = self.ece_interval, self.noise_floor
+        pct = int(round(ci.level * 100))
+        binning = (f"M = {self.n_bins} {self.table.strategy}, {self.table.closed}-closed, "
+                   f"N = {self.n}")
+        rows = [
+            ("ECE", f"{self.ece:.4f}",
+             f"{pct}% CI [{ci.low:.4f}, {ci.high:.4f}]; {binning}"),
+            ("noise floor", f"{floor.mean:.4f}",
+             f"95th pct {floor.p95:.4f}, {floor.n_sims} simulations of a calibrated forecaster"),
+            ("MCE", f"{self.mce:.4f}", "largest bin gap (check its count)"),
+            ("RMSCE", f"{self.rmsce:.4f}", "L2 calibration error"),
+            ("debiased sq. CE", f"{self.debiased_squared_ce:.6f}",
+             "Kumar et al. 2019, same bins"),
+        ]
+        if self.classwise_ece is not None:
+            rows.append(("class-wise ECE", f"{self.classwise_ece:.4f}", "mean over classes"))
+        brier_note = "multiclass, 0 to 2" if self.kind == "top-label" else "binary, 0 to 1"
+        d = self.brier_decomposition
+        rows += [
+            ("Brier", f"{self.brier:.4f}", brier_note),
+            ("  calibration", f"{d.calibration:.4f}",
+             f"+ refinement {d.refinement:.4f} + within-bin {d.within_bin:+.4f} "
+             f"= {d.brier:.4f} ({'top-label event' if self.kind == 'top-label' else 'binary'})"),
+            ("  resolution", f"{d.resolution:.4f}",
+             f"Murphy: reliability - resolution + uncertainty {d.uncertainty:.4f}"),
+            ("NLL", f"{self.nll:.4f}", "log loss, natural log"),
+            ("AUC", "-" if self.auc is None else f"{self.auc:.4f}",
+             "confidence ranks correct above wrong" if self.kind == "top-label"
+             else "P(label = 1) ranks positives above negatives"),
+            ("accuracy", f"{self.accuracy:.4f}",
+             "argmax" if self.kind == "top-label" else "p >= 0.5 predicts 1"),
+            ("mean confidence", f"{self.mean_confidence:.4f}", ""),
+        ]
+        rows += [(t.name, "-" if not np.isfinite(t.statistic) else f"{t.statistic:.3f}",
+                  (f"p = {t.p_value:.4g}" if np.isfinite(t.p_value) else "")
+                  + (f", df = {t.df}" if t.df is not None else "")
+                  + (f"; {t.note}" if t.note else "")) for t in self.tests]
+        return rows
+
+    def __str__(self) -> str:
+        what = ("top-label forecasts of a "
+                f"{self.n_classes}-class model" if self.kind == "top-label"
+                else "binary forecasts")
+        lines = [f"calibkit audit: {self.n} {what}", "", str(self.table), ""]
+        width = max(len(r[0]) for r in self.metric_rows())
+        lines += [f"{name:<{width}}  {value:>8}  {note}".rstrip()
+                  for name, value, note in self.metric_rows()]
+        lines += ["", self.verdict()]
+        return "\n".join(lines)
+
+
+def _finite_or_none(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def audit(probs: Any, labels: Any, *, from_logits: bool = False, n_bins: int = 15,
+          strategy: str = "uniform", closed: str = "right", edges: Any = None,
+          interval: str | None = "wilson", level: float = 0.95, n_boot: int = 1000,
+          n_sims: int = 1000, seed: int = 0) -> Audit:
+    """Audit the calibration of a model's predictions.
+
+    Parameters
+    ----------
+    probs : array of shape (N,) or (N, C)
+        1-D: P(label = 1) for binary labels, or a confidence with ``labels`` as its 0/1 outcome.
+        2-D: class probabilities (rows sum to 1), audited top-label. With ``from_logits=True``,
+        scores/logits instead (sigmoid for 1-D, softmax for 2-D).
+    labels : array of shape (N,)
+        0/1 for 1-D input, class indices 0..C-1 for 2-D input.
+    n_bins, strategy, closed, edges
+        Binning of the reliability table and every binned measure (see :func:`reliability_bins`).
+    interval, level
+        Per-bin interval and the level of every interval.
+    n_boot, n_sims, seed
+        Bootstrap resamples for the ECE interval, simulations for its noise floor, and the seed
+        of both (same seed, same numbers).
+
+    Examples
+    --------
+    >>> import numpy as np, calibkit as ck
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0, 1, 500); y = (rng.random(500) < p).astype(int)
+    >>> a = ck.audit(p, y, n_boot=200, n_sims=200)
+    >>> a.kind, a.n, a.n_bins, a.within_noise
+    ('binary', 500, 15, True)
+    """
+    where = "audit"
+    seed = v.positive_int(seed, name="seed", where=where, minimum=0)
+    x = v.to_numpy(probs, name="probs", where=where)
+    if x.ndim == 2:
+        kind = "top-label"
+        if from_logits:
+            z = v.scores(x, where=where, ndim=2)
+            p = softmax(z)
+        else:
+            p = v.probabilities(x, where=where)
+        y = v.labels(labels, n=p.shape[0], n_classes=p.shape[1], where=where)
+        conf, outcome = top_label(p, y)
+        n_classes = p.shape[1]
+        accuracy = float(np.mean(outcome))
+        cw = classwise_ece(p, y, n_bins=n_bins, strategy=strategy, closed=closed)
+    elif x.ndim == 1:
+        kind, n_classes, cw = "binary", 2, None
+        if from_logits:
+            from .forecasts import sigmoid
+
+            conf = sigmoid(v.scores(x, where=where, ndim=1))
+        else:
+            conf = v.confidence(x, where=where, name="probs").astype(np.float64)
+        y = v.labels(labels, n=conf.shape[0], n_classes=2, where=where)
+        outcome = y == 1
+        pred = x >= 0 if from_logits else conf >= 0.5
+        accuracy = float(np.mean(pred == outcome))
+        p = conf
+    else:
+        raise v.InputError(f"{where}: probs must be 1-D (binary) or 2-D (N, C), got shape "
+                           f"{x.shape}.")
+
+    table = reliability_bins(conf, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
+                             edges=edges, interval=interval, level=level)
+    stats = table.stats
+    binning = dict(n_bins=n_bins, strategy=strategy, closed=closed,
+                   edges=stats.edges if edges is None and strategy == "quantile" else edges)
+    score_input = x if from_logits else p
+    return Audit(
+        kind=kind,
+        n_classes=n_classes,
+        table=table,
+        ece=ece_from_stats(stats),
+        ece_interval=bootstrap_ece(conf, outcome, n_boot=n_boot, level=level, seed=seed,
+                                   **binning),
+        noise_floor=noise_floor(conf, n_sims=n_sims, seed=seed, **binning),
+        mce=ece_from_stats(stats, norm="max"),
+        rmsce=ece_from_stats(stats, norm="l2"),
+        debiased_squared_ce=debiased_squared_ce_from_stats(stats),
+        classwise_ece=cw,
+        brier=brier(p, y),
+        brier_decomposition=decompose_stats(stats),
+        nll=nll(score_input, y, from_logits=from_logits),
+        auc=_auc_or_none(conf, outcome),
+        accuracy=accuracy,
+        mean_confidence=float(np.mean(conf)),
+        tests=(spiegelhalter_from_stats(stats), hosmer_lemeshow(conf, outcome)),
+        seed=seed,
+    )
+
+
+def _auc_or_none(conf: np.ndarray, outcome: np.ndarray) -> float | None:
+    if outcome.all() or not outcome.any():
+        return None  # AUC needs both outcomes; the report shows "-"
+    return auc_score(conf, outcome)

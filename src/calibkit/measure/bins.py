@@ -1,0 +1,243 @@
+"""Bin edges, bin assignment, and :class:`BinStats`, the mergeable per-bin sufficient statistics.
+
+Every binned quantity in calibkit (the reliability table, ECE/MCE/RMSCE, the Brier
+decompositions, Hosmer-Lemeshow, Spiegelhalter's Z) is computed from a :class:`BinStats`. The
+statistics of two chunks add, so the same type serves in-memory data, streams of chunks and
+database engines (a GROUP BY on the bin index yields the same sums).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _kernels
+from .. import _validate as v
+from .._errors import CalibkitWarning, InputError
+
+__all__ = ["BinStats", "bin_edges", "bin_index"]
+
+STRATEGIES = ("uniform", "quantile")
+CLOSED = ("right", "left")
+
+
+@dataclass(frozen=True)
+class Edges:
+    """Bin edges with the record of how they were made."""
+
+    values: np.ndarray
+    strategy: str
+    requested: int
+
+    @property
+    def collapsed(self) -> int:
+        """How many requested bins were merged away because quantile edges coincided (ties)."""
+        return self.requested - (self.values.size - 1)
+
+
+def bin_edges(confidence: Any = None, *, n_bins: int = 15, strategy: str = "uniform",
+              edges: Any = None, where: str = "bin_edges") -> np.ndarray:
+    """Bin edges from 0 to 1.
+
+    ``strategy="uniform"`` gives ``np.linspace(0, 1, n_bins + 1)``; ``"quantile"`` gives
+    equal-mass bins whose inner edges are the ``k / n_bins`` quantiles of ``confidence``
+    (``np.quantile``, linear interpolation), with 0 and 1 as the outer edges. Coinciding quantile
+    edges (ties) are collapsed, with a :class:`CalibkitWarning` saying how many bins were lost.
+    Explicit ``edges`` must be strictly increasing from 0 to 1.
+
+    Examples
+    --------
+    >>> import calibkit as ck
+    >>> ck.bin_edges(n_bins=4).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> ck.bin_edges([0.1, 0.2, 0.3, 0.4], n_bins=2, strategy="quantile").tolist()
+    [0.0, 0.25, 1.0]
+    """
+    return resolve_edges(confidence, n_bins=n_bins, strategy=strategy, edges=edges,
+                         where=where).values
+
+
+def resolve_edges(confidence: np.ndarray | Any, *, n_bins: int, strategy: str, edges: Any,
+                  where: str) -> Edges:
+    """Edges plus how they were made (used by every binned measure)."""
+    if edges is not None:
+        values = v.edges(edges, where=where)
+        return Edges(values, "explicit", values.size - 1)
+    n_bins = v.positive_int(n_bins, name="n_bins", where=where)
+    strategy = v.choice(strategy, name="strategy", allowed=STRATEGIES, where=where)
+    if strategy == "uniform":
+        return Edges(np.linspace(0.0, 1.0, n_bins + 1), strategy, n_bins)
+    if confidence is None:
+        raise InputError(f"{where}: quantile edges need the confidences they are computed from.")
+    conf = v.confidence(confidence, where=where)
+    inner = np.quantile(conf, np.arange(1, n_bins) / n_bins).astype(np.float64)
+    values = np.unique(np.concatenate(([0.0], inner, [1.0])))
+    made = Edges(values, strategy, n_bins)
+    if made.collapsed:
+        warnings.warn(
+            f"{where}: {made.collapsed} of {n_bins} quantile bins collapsed because tied "
+            f"confidences made their edges coincide; using {values.size - 1} bins.",
+            CalibkitWarning,
+            stacklevel=3,
+        )
+    return made
+
+
+def bin_index(confidence: Any, edges: Any, *, closed: str = "right") -> np.ndarray:
+    """Bin number of each confidence, by comparison with the edge array.
+
+    ``closed="right"``: bins (e_k, e_k+1], a value on an edge goes to the lower bin, the first
+    bin includes 0. ``closed="left"``: bins [e_k, e_k+1), a value on an edge goes to the upper
+    bin, the last bin includes 1.
+
+    Examples
+    --------
+    >>> import calibkit as ck
+    >>> e = [0.0, 0.5, 1.0]
+    >>> ck.bin_index([0.0, 0.5, 1.0], e).tolist(), ck.bin_index([0.0, 0.5, 1.0], e, closed="left").tolist()
+    ([0, 0, 1], [0, 1, 1])
+    """
+    where = "bin_index"
+    closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
+    conf = v.confidence(confidence, where=where)
+    return _kernels.bin_index(conf, v.edges(edges, where=where), closed)
+
+
+@dataclass(frozen=True, eq=False)
+class BinStats:
+    """Per-bin sufficient statistics of (confidence, outcome) pairs.
+
+    For bin b: ``count`` n_b, ``sum_conf`` = sum p, ``sum_outcome`` = sum y, ``sum_conf_sq`` =
+    sum p^2, ``sum_conf_outcome`` = sum p*y, and ``sum_var_weight`` = sum p(1-p)(1-2p)^2 (the
+    variance term of Spiegelhalter's Z). Statistics over the same edges add: ``a + b`` equals the
+    statistics of the concatenated data.
+
+    Examples
+    --------
+    >>> import calibkit as ck
+    >>> edges = ck.bin_edges(n_bins=2)
+    >>> a = ck.BinStats.from_forecasts([0.3, 0.9], [1, 1], edges=edges)
+    >>> b = ck.BinStats.from_forecasts([0.4], [0], edges=edges)
+    >>> (a + b).count.tolist(), (a + b).sum_outcome.tolist()
+    ([2, 1], [1.0, 1.0])
+    """
+
+    edges: np.ndarray
+    closed: str
+    count: np.ndarray
+    sum_conf: np.ndarray
+    sum_outcome: np.ndarray
+    sum_conf_sq: np.ndarray
+    sum_conf_outcome: np.ndarray
+    sum_var_weight: np.ndarray
+
+    # -------------------------------------------------------------- construction
+    @classmethod
+    def empty(cls, edges: Any, *, closed: str = "right") -> BinStats:
+        """Statistics of no data (the identity of ``+``)."""
+        e = v.edges(edges, where="BinStats.empty")
+        closed = v.choice(closed, name="closed", allowed=CLOSED, where="BinStats.empty")
+        m = e.size - 1
+        zeros = [np.zeros(m) for _ in _kernels.SUM_FIELDS]
+        return cls(e, closed, np.zeros(m, dtype=np.int64), *zeros)
+
+    @classmethod
+    def from_forecasts(cls, confidence: Any, outcome: Any, *, edges: Any,
+                       closed: str = "right", where: str = "BinStats.from_forecasts") -> BinStats:
+        """Statistics of one batch of forecasts, in one pass over the data."""
+        e = v.edges(edges, where=where)
+        closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
+        conf = v.float_array(confidence, name="confidence", where=where, ndim=1)
+        out = v.outcome_array(outcome, n=conf.shape[0], where=where)
+
+        def validate(c: np.ndarray, o: np.ndarray) -> None:
+            v.unit_interval(c, name="confidence", where=where)
+            v.outcome_values(o, where=where)
+
+        count, sums = _kernels.bin_sums(conf, out, e, closed, validate=validate)
+        return cls(e, closed, count, *sums)
+
+    @classmethod
+    def from_chunks(cls, chunks: Iterable[tuple[Any, Any]], *, edges: Any,
+                    closed: str = "right") -> BinStats:
+        """Accumulate statistics over an iterable of ``(confidence, outcome)`` chunks, holding
+        one chunk at a time."""
+        total = cls.empty(edges, closed=closed)
+        for conf, out in chunks:
+            total = total + cls.from_forecasts(conf, out, edges=total.edges, closed=closed,
+                                               where="BinStats.from_chunks")
+        return total
+
+    # -------------------------------------------------------------- algebra
+    def __add__(self, other: BinStats) -> BinStats:
+        if not isinstance(other, BinStats):
+            return NotImplemented
+        if self.closed != other.closed or not np.array_equal(self.edges, other.edges):
+            raise InputError(
+                "BinStats: only statistics over the same edges and closed side can be added; "
+                "compute both with the same edges= (quantile edges differ between chunks: "
+                "compute them once on all the data first)."
+            )
+        return BinStats(self.edges, self.closed, self.count + other.count,
+                        *(getattr(self, f) + getattr(other, f) for f in _kernels.SUM_FIELDS))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BinStats):
+            return NotImplemented
+        return (self.closed == other.closed and np.array_equal(self.edges, other.edges)
+                and np.array_equal(self.count, other.count)
+                and all(np.array_equal(getattr(self, f), getattr(other, f))
+                        for f in _kernels.SUM_FIELDS))
+
+    def allclose(self, other: BinStats, *, rtol: float = 1e-12, atol: float = 1e-12) -> bool:
+        """Equal counts and sums equal up to floating-point rounding of the summation order."""
+        return (self.closed == other.closed and np.array_equal(self.edges, other.edges)
+                and np.array_equal(self.count, other.count)
+                and all(np.allclose(getattr(self, f), getattr(other, f), rtol=rtol, atol=atol)
+                        for f in _kernels.SUM_FIELDS))
+
+    # -------------------------------------------------------------- derived
+    @property
+    def n(self) -> int:
+        """Total number of forecasts."""
+        return int(self.count.sum())
+
+    @property
+    def n_bins(self) -> int:
+        return int(self.count.size)
+
+    @property
+    def conf(self) -> np.ndarray:
+        """Mean confidence per bin (NaN for an empty bin)."""
+        return self._mean(self.sum_conf)
+
+    @property
+    def acc(self) -> np.ndarray:
+        """Observed frequency of the outcome per bin (NaN for an empty bin)."""
+        return self._mean(self.sum_outcome)
+
+    def _mean(self, total: np.ndarray) -> np.ndarray:
+        out = np.full(self.count.shape, np.nan)
+        nz = self.count > 0
+        out[nz] = total[nz] / self.count[nz]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary (lists of numbers)."""
+        out: dict[str, Any] = {"edges": self.edges.tolist(), "closed": self.closed,
+                               "count": self.count.tolist()}
+        out.update({f: getattr(self, f).tolist() for f in _kernels.SUM_FIELDS})
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BinStats:
+        try:
+            return cls(np.asarray(data["edges"], dtype=np.float64), str(data["closed"]),
+                       np.asarray(data["count"], dtype=np.int64),
+                       *(np.asarray(data[f], dtype=np.float64) for f in _kernels.SUM_FIELDS))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"BinStats.from_dict: malformed statistics ({exc}).") from None

@@ -1,0 +1,335 @@
+"""How much of a calibration number is noise: the noise floor of ECE, a bootstrap interval for
+ECE, and goodness-of-fit tests (Spiegelhalter's Z, Hosmer-Lemeshow)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _kernels
+from .. import _validate as v
+from .bins import BinStats, resolve_edges
+from .errors import NORMS, ece_from_stats
+from .reliability import binned
+
+__all__ = [
+    "BootstrapInterval",
+    "NoiseFloor",
+    "TestResult",
+    "bootstrap_ece",
+    "hosmer_lemeshow",
+    "noise_floor",
+    "spiegelhalter_z",
+]
+
+#: Bins with at most this many forecasts are simulated draw by draw (exactly).
+EXACT_BIN_MAX = 4096
+#: Resampling N rows B times exactly is done while N * B stays below this.
+EXACT_BOOTSTRAP_MAX = 50_000_000
+_BLOCK = 1 << 22
+
+
+# ----------------------------------------------------------------------------- noise floor
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """ECE of a forecaster calibrated by construction (outcomes drawn Bernoulli(confidence)),
+    with the same confidences and bins: its mean and 95th percentile over ``n_sims`` runs."""
+
+    mean: float
+    p95: float
+    n_sims: int
+    n: int
+    n_bins: int
+    norm: str
+    seed: int | None
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return (f"noise floor (calibrated by construction, N = {self.n}, M = {self.n_bins}, "
+                f"{self.n_sims} simulations): mean {self.mean:.4f}, 95th percentile "
+                f"{self.p95:.4f}")
+
+
+def _simulated_bin_sums(conf: np.ndarray, idx: np.ndarray, m: int, n_sims: int,
+                        rng: np.random.Generator) -> tuple[np.ndarray, str]:
+    """Per-bin sums of Bernoulli(conf) outcomes, shape (n_sims, m)."""
+    out = np.zeros((n_sims, m))
+    approximated = False
+    order = np.argsort(idx, kind="stable")
+    bounds = np.searchsorted(idx[order], np.arange(m + 1))
+    for b in range(m):
+        members = conf[order[bounds[b] : bounds[b + 1]]]
+        if members.size == 0:
+            continue
+        if members.size <= EXACT_BIN_MAX:
+            rows = max(1, _BLOCK // members.size)
+            for s in range(0, n_sims, rows):
+                draws = rng.random((min(rows, n_sims - s), members.size)) < members
+                out[s : s + rows, b] = draws.sum(axis=1)
+            continue
+        approximated = True
+        var = float(np.sum(members * (1.0 - members)))
+        if var >= 50.0:  # normal: Berry-Esseen error is small
+            out[:, b] = rng.normal(members.sum(), np.sqrt(var), n_sims)
+        else:  # Poisson on each side (Le Cam): near-certain events and near-impossible ones
+            low = members <= 0.5
+            out[:, b] = (rng.poisson(members[low].sum(), n_sims) + np.count_nonzero(~low)
+                         - rng.poisson((1.0 - members[~low]).sum(), n_sims))
+    method = "exact" if not approximated else (
+        f"exact for bins of <= {EXACT_BIN_MAX} forecasts; normal (or Poisson, for near-0/1 "
+        "forecasts) approximation of the sum of Bernoulli outcomes in larger bins")
+    return out, method
+
+
+def noise_floor(confidence: Any, *, n_bins: int = 15, strategy: str = "uniform",
+                closed: str = "right", edges: Any = None, norm: str = "l1",
+                n_sims: int = 1000, seed: int | np.random.Generator | None = 0) -> NoiseFloor:
+    """Simulated ECE of a perfectly calibrated forecaster with these confidences.
+
+    Outcomes are drawn Bernoulli(confidence) ``n_sims`` times (vectorised, seeded); each draw's
+    ECE is computed with the same bins. An observed ECE inside this range is within noise of
+    perfect calibration (seed 002, pitfall 2).
+
+    Examples
+    --------
+    >>> import numpy as np, calibkit as ck
+    >>> conf = np.random.default_rng(1).uniform(0.5, 1.0, 300)
+    >>> floor = ck.noise_floor(conf, n_sims=200, seed=0)
+    >>> 0.02 < floor.mean < floor.p95 < 0.1
+    True
+    """
+    where = "noise_floor"
+    norm = v.choice(norm, name="norm", allowed=NORMS, where=where)
+    n_sims = v.positive_int(n_sims, name="n_sims", where=where)
+    closed = v.choice(closed, name="closed", allowed=("right", "left"), where=where)
+    rng = v.seed_or_rng(seed, where=where)
+    conf = v.confidence(confidence, where=where).astype(np.float64)
+    made = resolve_edges(conf, n_bins=n_bins, strategy=strategy, edges=edges, where=where)
+    m = made.values.size - 1
+    idx = _kernels.bin_index(conf, made.values, closed)
+    sums, method = _simulated_bin_sums(conf, idx, m, n_sims, rng)
+    count = np.bincount(idx, minlength=m)
+    sum_conf = np.bincount(idx, weights=conf, minlength=m)
+    values = _ece_rows(count, sum_conf, sums, norm)
+    return NoiseFloor(float(values.mean()), float(np.percentile(values, 95)), n_sims,
+                      conf.size, m, norm, seed if isinstance(seed, int) else None, method)
+
+
+def _ece_rows(count: np.ndarray, sum_conf: np.ndarray, sum_outcome: np.ndarray,
+              norm: str) -> np.ndarray:
+    """ECE of each row of per-bin outcome sums (shape (R, M)) against fixed counts/sums."""
+    n = count.sum(axis=-1)
+    diff = sum_outcome - sum_conf
+    if norm == "l1":
+        return np.abs(diff).sum(axis=-1) / n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = np.where(count > 0, diff / np.maximum(count, 1), 0.0)
+    if norm == "l2":
+        return np.sqrt((diff * gap).sum(axis=-1) / n)
+    return np.abs(gap).max(axis=-1)
+
+
+# ----------------------------------------------------------------------------- bootstrap
+
+@dataclass(frozen=True)
+class BootstrapInterval:
+    """Percentile bootstrap interval of a calibration error."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    n_boot: int
+    seed: int | None
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return (f"{self.estimate:.4f} ({int(round(self.level * 100))}% bootstrap interval "
+                f"{self.low:.4f} to {self.high:.4f}, {self.n_boot} resamples)")
+
+
+def bootstrap_ece(confidence: Any, outcome: Any, *, n_bins: int = 15, strategy: str = "uniform",
+                  closed: str = "right", edges: Any = None, norm: str = "l1",
+                  n_boot: int = 1000, level: float = 0.95,
+                  seed: int | np.random.Generator | None = 0) -> BootstrapInterval:
+    """Percentile bootstrap interval for ECE (rows resampled with replacement; bins fixed).
+
+    Vectorised: resamples are drawn as blocks of indices and binned with one ``bincount`` per
+    block. When N * n_boot exceeds :data:`EXACT_BOOTSTRAP_MAX`, the bin counts are still drawn
+    exactly (multinomial) and each bin's resampled gap is drawn from its normal limit, with the
+    within-bin variance of (outcome - confidence); ``method`` says which was used.
+
+    Examples
+    --------
+    >>> import numpy as np, calibkit as ck
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1.0, 2000); hit = rng.random(2000) < conf - 0.1
+    >>> ci = ck.bootstrap_ece(conf, hit, n_boot=200, seed=0)
+    >>> ci.low < ci.estimate < ci.high
+    True
+    """
+    where = "bootstrap_ece"
+    norm = v.choice(norm, name="norm", allowed=NORMS, where=where)
+    n_boot = v.positive_int(n_boot, name="n_boot", where=where)
+    level = v.level(level, where=where)
+    rng = v.seed_or_rng(seed, where=where)
+    stats, _ = binned(confidence, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
+                      edges=edges, where=where)
+    n = stats.n
+    if n * n_boot <= EXACT_BOOTSTRAP_MAX:
+        conf = np.asarray(v.confidence(confidence, where=where), dtype=np.float64)
+        out = np.asarray(v.outcome(outcome, n=n, where=where), dtype=np.float64)
+        values = _bootstrap_exact(conf, out, stats, norm, n_boot, rng)
+        method = "exact resampling of rows"
+    else:
+        values = bootstrap_from_stats(stats, norm, n_boot, rng)
+        method = "multinomial bin counts, normal within-bin gaps"
+    alpha = 1.0 - level
+    low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return BootstrapInterval(ece_from_stats(stats, norm=norm), float(low), float(high), level,
+                             n_boot, seed if isinstance(seed, int) else None, method)
+
+
+def _bootstrap_exact(conf: np.ndarray, out: np.ndarray, stats: BinStats, norm: str,
+                     n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    n, m = conf.size, stats.n_bins
+    idx = _kernels.bin_index(conf, stats.edges, stats.closed)
+    values = np.empty(n_boot)
+    per_block = max(1, _BLOCK // n)
+    for start in range(0, n_boot, per_block):
+        b = min(per_block, n_boot - start)
+        draw = rng.integers(0, n, size=(b, n))
+        key = (np.arange(b)[:, None] * m + idx[draw]).ravel()
+        count = np.bincount(key, minlength=b * m).reshape(b, m)
+        sum_conf = np.bincount(key, weights=conf[draw].ravel(), minlength=b * m).reshape(b, m)
+        sum_out = np.bincount(key, weights=out[draw].ravel(), minlength=b * m).reshape(b, m)
+        values[start : start + b] = _ece_rows(count, sum_conf, sum_out, norm)
+    return values
+
+
+def bootstrap_from_stats(stats: BinStats, norm: str, n_boot: int,
+                         rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap ECE values from binned statistics alone (for data too large to resample)."""
+    n = stats.n
+    cnt = np.maximum(stats.count, 1).astype(np.float64)
+    conf, acc = stats.sum_conf / cnt, stats.sum_outcome / cnt
+    # within-bin variance of d = y - p: E[y] - 2E[py] + E[p^2] - (acc - conf)^2
+    var_d = np.maximum(
+        (stats.sum_outcome - 2.0 * stats.sum_conf_outcome + stats.sum_conf_sq) / cnt
+        - (acc - conf) ** 2, 0.0)
+    counts = rng.multinomial(n, stats.count / n, size=n_boot).astype(np.float64)
+    safe = np.maximum(counts, 1.0)
+    gaps = (acc - conf) + rng.standard_normal(counts.shape) * np.sqrt(var_d / safe)
+    diff = np.where(counts > 0, gaps * counts, 0.0)
+    return _ece_rows(counts, np.zeros_like(counts), diff, norm)
+
+
+# ----------------------------------------------------------------------------- tests
+
+@dataclass(frozen=True)
+class TestResult:
+    """A goodness-of-fit test of calibration. A small ``p_value`` is evidence of
+    miscalibration; ``statistic`` is NaN (with ``note``) when the test is undefined."""
+
+    name: str
+    statistic: float
+    p_value: float
+    df: int | None = None
+    note: str = ""
+
+    __test__ = False  # not a pytest test class
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key in ("statistic", "p_value"):
+            if not np.isfinite(d[key]):
+                d[key] = None if np.isnan(d[key]) else d[key]
+        return d
+
+    def __str__(self) -> str:
+        df = f", df = {self.df}" if self.df is not None else ""
+        note = f" ({self.note})" if self.note else ""
+        return f"{self.name}: {self.statistic:.3f}{df}, p = {self.p_value:.4g}{note}"
+
+
+def spiegelhalter_from_stats(stats: BinStats) -> TestResult:
+    """Spiegelhalter's Z from binned statistics (the bins play no role in the statistic)."""
+    from scipy.stats import norm
+
+    numerator = float(stats.sum_outcome.sum() - stats.sum_conf.sum()
+                      - 2.0 * stats.sum_conf_outcome.sum() + 2.0 * stats.sum_conf_sq.sum())
+    variance = float(stats.sum_var_weight.sum())
+    if variance <= 0.0:
+        return TestResult("Spiegelhalter Z", float("nan"), float("nan"),
+                          note="undefined: every forecast is 0, 0.5 or 1")
+    z = numerator / np.sqrt(variance)
+    return TestResult("Spiegelhalter Z", float(z), float(2.0 * norm.sf(abs(z))))
+
+
+def spiegelhalter_z(confidence: Any, outcome: Any) -> TestResult:
+    """Spiegelhalter's (1986) Z test: Z = sum (y - p)(1 - 2p) / sqrt(sum (1 - 2p)^2 p (1 - p)),
+    standard normal under perfect calibration; two-sided p-value.
+
+    Examples
+    --------
+    >>> import calibkit as ck
+    >>> t = ck.spiegelhalter_z([0.9, 0.9, 0.9, 0.9], [1, 1, 1, 0])
+    >>> round(t.statistic, 4)
+    1.6667
+    """
+    stats, _ = binned(confidence, outcome, n_bins=1, strategy="uniform", closed="right",
+                      edges=None, where="spiegelhalter_z")
+    return spiegelhalter_from_stats(stats)
+
+
+def hosmer_lemeshow_from_stats(stats: BinStats, *, fitted: bool = False) -> TestResult:
+    """Hosmer-Lemeshow C statistic over the bins of ``stats``."""
+    from scipy.stats import chi2
+
+    nz = stats.count > 0
+    n_g = stats.count[nz].astype(np.float64)
+    observed, expected = stats.sum_outcome[nz], stats.sum_conf[nz]
+    denom = expected * (1.0 - expected / n_g)
+    degenerate = denom <= 0.0
+    if np.any(degenerate & (observed != expected)):
+        stat = float("inf")
+    else:
+        keep = ~degenerate
+        stat = float(np.sum((observed[keep] - expected[keep]) ** 2 / denom[keep]))
+    groups = int(nz.sum())
+    df = groups - 2 if fitted else groups
+    if df < 1:
+        return TestResult("Hosmer-Lemeshow", stat, float("nan"), df,
+                          note=f"undefined: only {groups} non-empty groups")
+    return TestResult("Hosmer-Lemeshow", stat, float(chi2.sf(stat, df)), df,
+                      note=f"{groups} equal-mass groups")
+
+
+def hosmer_lemeshow(confidence: Any, outcome: Any, *, n_groups: int = 10,
+                    fitted: bool = False) -> TestResult:
+    """Hosmer-Lemeshow test over ``n_groups`` equal-mass groups of the forecasts.
+
+    C = sum_g (O_g - E_g)^2 / (E_g (1 - E_g / n_g)), with O_g the observed and E_g the expected
+    number of events in group g, compared with a chi-squared distribution with G degrees of
+    freedom for forecasts judged on data they were not fitted to (``fitted=False``, the usual
+    audit) or G - 2 for a model fitted on these same data (Hosmer and Lemeshow's original).
+
+    Examples
+    --------
+    >>> import calibkit as ck
+    >>> t = ck.hosmer_lemeshow([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], n_groups=2)
+    >>> round(t.statistic, 4), t.df
+    (1.875, 2)
+    """
+    stats, _ = binned(confidence, outcome, n_bins=n_groups, strategy="quantile",
+                      closed="right", edges=None, where="hosmer_lemeshow")
+    return hosmer_lemeshow_from_stats(stats, fitted=fitted)
