@@ -157,7 +157,7 @@ class Audit:
              "argmax" if self.kind == "top-label" else "p >= 0.5 predicts 1"),
             ("mean confidence", f"{self.mean_confidence:.4f}", ""),
         ]
-        rows += [(t.name, "-" if not np.isfinite(t.statistic) else f"{t.statistic:.3f}",
+        rows += [(t.name, "-" if np.isnan(t.statistic) else f"{t.statistic:.3f}",
                   (f"p = {t.p_value:.4g}" if np.isfinite(t.p_value) else "")
                   + (f", df = {t.df}" if t.df is not None else "")
                   + (f"; {t.note}" if t.note else "")) for t in self.tests]

@@ -250,9 +250,9 @@ class TestResult:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for key in ("statistic", "p_value"):
+        for key in ("statistic", "p_value"):  # strict JSON has no NaN/Infinity; note says why
             if not np.isfinite(d[key]):
-                d[key] = None if np.isnan(d[key]) else d[key]
+                d[key] = None
         return d
 
     def __str__(self) -> str:
@@ -300,8 +300,10 @@ def hosmer_lemeshow_from_stats(stats: BinStats, *, fitted: bool = False) -> Test
     observed, expected = stats.sum_outcome[nz], stats.sum_conf[nz]
     denom = expected * (1.0 - expected / n_g)
     degenerate = denom <= 0.0
+    note = f"{int(nz.sum())} equal-mass groups"
     if np.any(degenerate & (observed != expected)):
         stat = float("inf")
+        note += "; a group of forecasts all exactly 0 or 1 holds a contrary outcome"
     else:
         keep = ~degenerate
         stat = float(np.sum((observed[keep] - expected[keep]) ** 2 / denom[keep]))
@@ -310,8 +312,7 @@ def hosmer_lemeshow_from_stats(stats: BinStats, *, fitted: bool = False) -> Test
     if df < 1:
         return TestResult("Hosmer-Lemeshow", stat, float("nan"), df,
                           note=f"undefined: only {groups} non-empty groups")
-    return TestResult("Hosmer-Lemeshow", stat, float(chi2.sf(stat, df)), df,
-                      note=f"{groups} equal-mass groups")
+    return TestResult("Hosmer-Lemeshow", stat, float(chi2.sf(stat, df)), df, note=note)
 
 
 def hosmer_lemeshow(confidence: Any, outcome: Any, *, n_groups: int = 10,
