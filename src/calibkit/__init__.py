@@ -3,8 +3,8 @@
 Audit whether a model that says 0.9 is right 9 times in 10, with the uncertainty of every number:
 
 >>> import calibkit as ck
->>> round(ck.ece([0.9, 0.9, 0.6, 0.6], [1, 0, 1, 1], n_bins=2), 2)
-0.3
+>>> round(ck.ece([0.9, 0.9, 0.6, 0.6], [1, 0, 1, 1], n_bins=10), 2)
+0.4
 """
 
 from ._errors import CalibkitWarning, InputError

@@ -208,8 +208,10 @@ def brier_decomposition(confidence: Any, outcome: Any, *, n_bins: int = 15,
 
     >>> import calibkit as ck
     >>> d = ck.brier_decomposition([0.8] * 5, [1, 1, 1, 0, 0], n_bins=1)
-    >>> round(d.brier, 10), round(d.calibration, 10), round(d.refinement, 10), d.within_bin
-    (0.28, 0.04, 0.24, 0.0)
+    >>> round(d.brier, 10), round(d.calibration, 10), round(d.refinement, 10)
+    (0.28, 0.04, 0.24)
+    >>> abs(d.within_bin) < 1e-12
+    True
     """
     stats, _ = binned(confidence, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
                       edges=edges, where="brier_decomposition")

@@ -281,10 +281,13 @@ def spiegelhalter_z(confidence: Any, outcome: Any) -> TestResult:
 
     Examples
     --------
+    Four forecasts of 0.9, three right: numerator (3 * 0.1 - 0.9) * (1 - 1.8) = 0.48, variance
+    4 * 0.64 * 0.09 = 0.2304, so Z = 0.48 / 0.48 = 1.
+
     >>> import calibkit as ck
     >>> t = ck.spiegelhalter_z([0.9, 0.9, 0.9, 0.9], [1, 1, 1, 0])
     >>> round(t.statistic, 4)
-    1.6667
+    1.0
     """
     stats, _ = binned(confidence, outcome, n_bins=1, strategy="uniform", closed="right",
                       edges=None, where="spiegelhalter_z")
@@ -329,7 +332,7 @@ def hosmer_lemeshow(confidence: Any, outcome: Any, *, n_groups: int = 10,
     >>> import calibkit as ck
     >>> t = ck.hosmer_lemeshow([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], n_groups=2)
     >>> round(t.statistic, 4), t.df
-    (1.875, 2)
+    (1.625, 2)
     """
     stats, _ = binned(confidence, outcome, n_bins=n_groups, strategy="quantile",
                       closed="right", edges=None, where="hosmer_lemeshow")
