@@ -14,11 +14,8 @@ does not depend on calibkit or on any peer.
 from __future__ import annotations
 
 import gc
-import multiprocessing as mp
 import os
-import resource
 import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -155,59 +152,49 @@ def _proc_status_kib(key: str) -> int:
     raise KeyError(key)
 
 
-def _mem_child(conn, fn, args, kwargs) -> None:  # runs in the forked child
+def _malloc_trim() -> None:
     try:
-        gc.collect()
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")  # reset VmHWM (peak RSS) to the current RSS
-            method = "VmHWM"
-            base = _proc_status_kib("VmRSS")
-        except OSError:
-            method = "ru_maxrss"
-            base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        fn(*args, **kwargs)
-        if method == "VmHWM":
-            peak = _proc_status_kib("VmHWM")
-        else:
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        conn.send(("ok", (peak - base) * 1024, method))
-    except BaseException as e:  # noqa: BLE001
-        conn.send(("err", f"{type(e).__name__}: {e}\n{traceback.format_exc()}", ""))
-    finally:
-        conn.close()
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
-def peak_extra_memory(fn: Callable[..., Any], *args: Any, timeout: float = 900.0,
-                      **kwargs: Any) -> int:
+def peak_extra_memory(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
     """Peak resident memory (bytes) that one ``fn(*args)`` call needs above what already exists.
 
-    Method: the call runs in a FORKED child process (``multiprocessing`` 'fork' context), so
-    the inputs are shared copy-on-write and are not copied or counted twice.  In the child,
+    Method (in this process): ``gc.collect()`` and glibc ``malloc_trim(0)`` (so memory freed by
+    earlier calls is handed back to the OS and cannot be silently reused), then
     ``/proc/self/clear_refs`` <- "5" resets the kernel's peak-RSS counter (VmHWM) to the current
-    RSS; after the call, ``VmHWM - VmRSS(before)`` is returned.  This sees every allocation --
-    numpy, torch, numba, Python objects -- unlike ``tracemalloc`` (which sees numpy but not
-    torch's allocator).  Where clear_refs is not writable it falls back to the ``ru_maxrss``
-    delta, which is only right when the call's peak exceeds the parent's previous peak.
+    RSS; after the call the result is ``VmHWM - VmRSS(before)``.  This sees every allocation --
+    numpy, torch's allocator, numba, Python objects -- unlike ``tracemalloc`` (numpy reports to
+    tracemalloc, torch does not).  The inputs are already resident, so they are not counted;
+    a copy of them is.  Call the function once beforehand (e.g. via :func:`timeit`) so lazy
+    imports / JIT compilation / one-time caches are not counted.
 
-    Call the function once in the parent first (e.g. via :func:`timeit`) so lazy imports and
-    JIT compilation are not counted; the child inherits them.  Inputs must already be resident
-    (freshly generated arrays are).  Raises RuntimeError if the call fails in the child.
+    Where /proc/self/clear_refs is not writable it falls back to ``tracemalloc`` peak (numpy
+    and Python allocations only).  A forked-child variant was tried and dropped: the child
+    deadlocks on a lock held by torch/OpenMP threads of the parent at fork time.
     """
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_mem_child, args=(child, fn, args, kwargs))
-    p.start()
-    child.close()
-    if not parent.poll(timeout):
-        p.kill()
-        p.join()
-        raise TimeoutError(f"peak_extra_memory: call did not finish in {timeout} s")
-    status, value, _method = parent.recv()
-    p.join()
-    if status != "ok":
-        raise RuntimeError(f"peak_extra_memory: call failed in child: {value}")
-    return int(max(value, 0))
+    gc.collect()
+    _malloc_trim()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        import tracemalloc
+
+        tracemalloc.start()
+        try:
+            fn(*args, **kwargs)
+            return int(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    base = _proc_status_kib("VmRSS")
+    fn(*args, **kwargs)
+    peak = _proc_status_kib("VmHWM")
+    return int(max(peak - base, 0) * 1024)
 
 
 # --------------------------------------------------------------------------------------------

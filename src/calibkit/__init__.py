@@ -19,6 +19,7 @@ from .forecasts import (
     softmax,
     top_label,
 )
+from .io import Predictions, read_predictions
 from .measure import (
     BinStats,
     BootstrapInterval,
@@ -56,6 +57,7 @@ __all__ = [
     "Forecast",
     "InputError",
     "NoiseFloor",
+    "Predictions",
     "ReliabilityRow",
     "ReliabilityTable",
     "TestResult",
@@ -78,6 +80,7 @@ __all__ = [
     "logit",
     "nll",
     "noise_floor",
+    "read_predictions",
     "reliability_bins",
     "sigmoid",
     "softmax",

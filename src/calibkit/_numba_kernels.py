@@ -26,10 +26,11 @@ def _accumulate(conf, outcome, edges, right, uniform, lo, hi, acc):  # pragma: n
     bad = 0
     for i in range(lo, hi):
         x = np.float64(conf[i])
-        o = np.int64(outcome[i])
-        if not (x >= 0.0 and x <= 1.0) or (o != 0 and o != 1):
+        y = np.float64(outcome[i])
+        if not (x >= 0.0 and x <= 1.0) or not (y == 0.0 or y == 1.0):
             bad += 1
             continue
+        o = np.int64(y)
         if uniform:  # floor(x * m) is off by at most one bin, within an ulp of an edge
             k = min(int(x * m), m - 1)
             if right:
@@ -51,11 +52,11 @@ def _accumulate(conf, outcome, edges, right, uniform, lo, hi, acc):  # pragma: n
                     b = mid
             k = a - 1
         r = 2 * k + o
-        xx = x * x
+        t = 1.0 - 2.0 * x  # exact near 1/2, where the weight is tiny
         acc[r, 0] += 1.0
         acc[r, 1] += x
-        acc[r, 2] += xx
-        acc[r, 3] += (x - xx) * (1.0 - 4.0 * x + 4.0 * xx)
+        acc[r, 2] += x * x
+        acc[r, 3] += x * (1.0 - x) * t * t
     return bad
 
 
@@ -82,6 +83,8 @@ def bin_sums(conf, outcome, edges, right, uniform):
     """
     if outcome.dtype == np.bool_:
         outcome = outcome.view(np.uint8)
+    elif outcome.dtype == np.float16:  # numba has no float16 arithmetic
+        outcome = outcome.astype(np.float32)
     acc, bad = _bin_sums(conf, outcome, edges, right, uniform)
     neg, pos = acc[0::2], acc[1::2]
     count = (neg[:, 0] + pos[:, 0]).astype(np.int64)

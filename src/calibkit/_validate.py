@@ -27,9 +27,7 @@ def to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
     where the source allows it."""
     if isinstance(x, np.ndarray):
         arr = x
-    elif hasattr(x, "__array_namespace__") or hasattr(x, "__array__") and not hasattr(x, "to_numpy"):
-        arr = np.asarray(x)
-    elif hasattr(x, "to_numpy"):  # pandas, polars, pyarrow
+    elif hasattr(x, "to_numpy") and not hasattr(x, "__array_namespace__"):  # pandas, polars, arrow
         arr = _column_to_numpy(x, name=name, where=where)
     elif isinstance(x, (str, bytes)) or x is None:
         raise InputError(f"{where}: {name} must be an array of numbers, got {type(x).__name__}.")
@@ -46,6 +44,8 @@ def to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
             f"{where}: {name} must hold numbers, got dtype {arr.dtype}"
             f"{_first_non_numeric(arr)}. Convert the column to a numeric type first."
         )
+    if not arr.dtype.isnative:  # big-endian data from a file: the kernels need native order
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
 
 
@@ -59,11 +59,13 @@ def _column_to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
             )
         return np.asarray(x.to_numpy(zero_copy_only=False))
     if module == "pandas":
-        if x.isna().to_numpy().any():
-            count = int(x.isna().to_numpy().sum())
+        missing = np.asarray(x.isna().to_numpy())
+        if missing.any():
+            count, index = _where_first(missing)
             raise InputError(
-                f"{where}: {name} has {count} missing values (NaN/NA); "
-                "calibkit does not drop rows silently: remove or fill them first."
+                f"{where}: {name} has {count} missing {'value' if count == 1 else 'values'} "
+                f"(NaN/NA), first at {_fmt_index(index)}; calibkit does not drop rows "
+                "silently: remove or fill them first."
             )
         return np.asarray(x.to_numpy())
     return np.asarray(x.to_numpy())
@@ -133,8 +135,9 @@ def finite(arr: np.ndarray, *, name: str, where: str, hint: str = "") -> np.ndar
     if bad.any():
         count, index = _where_first(bad)
         raise InputError(
-            f"{where}: {name} must be finite; {_values_word(count)} be, first at "
-            f"{_fmt_index(index)}: {arr[index]}. {hint or 'Remove or repair those rows first.'}"
+            f"{where}: {name} must be finite; {count} {'value is' if count == 1 else 'values are'}"
+            f" not, first at {_fmt_index(index)}: {arr[index]}. "
+            f"{hint or 'Remove or repair those rows first.'}"
         )
     return arr
 
@@ -233,6 +236,12 @@ def labels(y: Any, *, n: int, n_classes: int, where: str, name: str = "labels") 
     if lo < 0 or hi >= n_classes:
         bad = (arr < 0) | (arr >= n_classes)
         count, index = _where_first(bad)
+        if n_classes == 2:
+            raise InputError(
+                f"{where}: {name} must be 0 or 1 for a binary forecast (the label, or whether "
+                f"the prediction was correct); {_values_word(count)}, first at "
+                f"{_fmt_index(index)}: {arr[index]}."
+            )
         raise InputError(
             f"{where}: {name} must lie in 0..{n_classes - 1} (the forecasts have {n_classes} "
             f"classes); {_values_word(count)}, first at {_fmt_index(index)}: {arr[index]}. "
@@ -285,6 +294,35 @@ def scores(x: Any, *, where: str, name: str = "logits", ndim: int | tuple[int, .
     return arr
 
 
+def counts(successes: Any, trials: Any, *, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """Success and trial counts (scalars or 1-D arrays of equal length), 0 <= k <= n."""
+    k = float_array(np.atleast_1d(to_numpy_or_scalar(successes, name="successes", where=where)),
+                    name="successes", where=where, ndim=1).astype(np.float64)
+    n = float_array(np.atleast_1d(to_numpy_or_scalar(trials, name="trials", where=where)),
+                    name="trials", where=where, ndim=1).astype(np.float64)
+    if k.size != n.size and n.size != 1 and k.size != 1:
+        raise InputError(f"{where}: successes has {k.size} entries but trials has {n.size}; "
+                         "they must be aligned.")
+    k, n = np.broadcast_arrays(k, n)
+    finite(k, name="successes", where=where)
+    finite(n, name="trials", where=where)
+    bad = (k < 0) | (k > n) | (k != np.round(k)) | (n != np.round(n))
+    if bad.any():
+        count, index = _where_first(bad)
+        raise InputError(
+            f"{where}: need whole counts with 0 <= successes <= trials; {_values_word(count)}, "
+            f"first at {_fmt_index(index)}: {k[index]} of {n[index]}."
+        )
+    return k, n
+
+
+def to_numpy_or_scalar(x: Any, *, name: str, where: str) -> np.ndarray:
+    """Like :func:`to_numpy`, for an input that may also be a plain number."""
+    if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool):
+        return np.asarray(x)
+    return to_numpy(x, name=name, where=where)
+
+
 def choice(value: Any, *, name: str, allowed: Sequence[str], where: str) -> str:
     if value not in allowed:
         options = ", ".join(repr(a) for a in allowed)
@@ -319,7 +357,8 @@ def seed_or_rng(seed: Any, *, where: str) -> np.random.Generator:
 
 
 def edges(values: Iterable[float] | np.ndarray, *, where: str) -> np.ndarray:
-    """Explicit bin edges: strictly increasing, starting at 0 and ending at 1."""
+    """Bin edges: strictly increasing from 0 to 1, except that the first bin may be [0, 0] and
+    the last [1, 1] (a bin of exact zeros or exact ones)."""
     arr = float_array(values, name="edges", where=where, ndim=1).astype(np.float64)
     finite(arr, name="edges", where=where)
     if arr.size < 2:
@@ -330,6 +369,9 @@ def edges(values: Iterable[float] | np.ndarray, *, where: str) -> np.ndarray:
             f"got {arr[0]} .. {arr[-1]}."
         )
     steps = np.diff(arr)
+    if steps.size > 1:  # a zero-width bin is allowed at either end only
+        steps[0] = steps[0] or 1.0
+        steps[-1] = steps[-1] or 1.0
     if (steps <= 0).any():
         i = int(np.argmax(steps <= 0))
         raise InputError(

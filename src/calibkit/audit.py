@@ -13,13 +13,14 @@ from .forecasts import softmax, top_label
 from .measure.bins import BinStats
 from .measure.errors import classwise_ece, debiased_squared_ce_from_stats, ece_from_stats
 from .measure.ranking import auc as auc_score
-from .measure.reliability import ReliabilityTable, reliability_bins
+from .measure.reliability import ReliabilityTable, make_table
 from .measure.scores import BrierDecomposition, brier, decompose_stats, nll
 from .measure.uncertainty import (
     BootstrapInterval,
     NoiseFloor,
     TestResult,
     bootstrap_ece,
+    format_p,
     hosmer_lemeshow,
     noise_floor,
     spiegelhalter_from_stats,
@@ -158,7 +159,7 @@ class Audit:
             ("mean confidence", f"{self.mean_confidence:.4f}", ""),
         ]
         rows += [(t.name, "-" if np.isnan(t.statistic) else f"{t.statistic:.3f}",
-                  (f"p = {t.p_value:.4g}" if np.isfinite(t.p_value) else "")
+                  (format_p(t.p_value) if np.isfinite(t.p_value) else "")
                   + (f", df = {t.df}" if t.df is not None else "")
                   + (f"; {t.note}" if t.note else "")) for t in self.tests]
         return rows
@@ -166,7 +167,7 @@ class Audit:
     def __str__(self) -> str:
         what = ("top-label forecasts of a "
                 f"{self.n_classes}-class model" if self.kind == "top-label"
-                else "binary forecasts")
+                else "binary forecasts (a confidence and its 0/1 outcome)")
         lines = [f"calibkit audit: {self.n} {what}", "", str(self.table), ""]
         width = max(len(r[0]) for r in self.metric_rows())
         lines += [f"{name:<{width}}  {value:>8}  {note}".rstrip()
@@ -242,8 +243,8 @@ def audit(probs: Any, labels: Any, *, from_logits: bool = False, n_bins: int = 1
         raise v.InputError(f"{where}: probs must be 1-D (binary) or 2-D (N, C), got shape "
                            f"{x.shape}.")
 
-    table = reliability_bins(conf, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
-                             edges=edges, interval=interval, level=level)
+    table = make_table(conf, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
+                       edges=edges, interval=interval, level=level, where=where)
     stats = table.stats
     binning = dict(n_bins=n_bins, strategy=strategy, closed=closed,
                    edges=stats.edges if edges is None and strategy == "quantile" else edges)

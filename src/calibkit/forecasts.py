@@ -167,8 +167,7 @@ def classwise(probs: Any, labels: Any, *, from_logits: bool = False) -> Iterator
         p = softmax(z)
     else:
         p, y = _probs_and_labels(probs, labels, where=where)
-    for k in range(p.shape[1]):
-        yield Forecast(p[:, k].astype(np.float64), y == k)
+    return (Forecast(p[:, k].astype(np.float64), y == k) for k in range(p.shape[1]))
 
 
 def binary(probs: Any, labels: Any, *, from_logits: bool = False) -> Forecast:

@@ -40,14 +40,15 @@ class Edges:
 
 
 def bin_edges(confidence: Any = None, *, n_bins: int = 15, strategy: str = "uniform",
-              edges: Any = None, where: str = "bin_edges") -> np.ndarray:
+              closed: str = "right", edges: Any = None) -> np.ndarray:
     """Bin edges from 0 to 1.
 
     ``strategy="uniform"`` gives ``np.linspace(0, 1, n_bins + 1)``; ``"quantile"`` gives
     equal-mass bins whose inner edges are the ``k / n_bins`` quantiles of ``confidence``
-    (``np.quantile``, linear interpolation), with 0 and 1 as the outer edges. Coinciding quantile
-    edges (ties) are collapsed, with a :class:`CalibkitWarning` saying how many bins were lost.
-    Explicit ``edges`` must be strictly increasing from 0 to 1.
+    (``np.quantile``, linear interpolation, in float64), with 0 and 1 as the outer edges.
+    Coinciding quantile edges (ties) are collapsed, with a :class:`CalibkitWarning` saying how
+    many bins were lost; a quantile of exact zeros (exact ones with ``closed="left"``) keeps a
+    bin [0, 0] ([1, 1]) of its own. Explicit ``edges`` must be strictly increasing from 0 to 1.
 
     Examples
     --------
@@ -57,13 +58,20 @@ def bin_edges(confidence: Any = None, *, n_bins: int = 15, strategy: str = "unif
     >>> ck.bin_edges([0.1, 0.2, 0.3, 0.4], n_bins=2, strategy="quantile").tolist()
     [0.0, 0.25, 1.0]
     """
+    where = "bin_edges"
+    closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
     return resolve_edges(confidence, n_bins=n_bins, strategy=strategy, edges=edges,
-                         where=where).values
+                         where=where, closed=closed).values
 
 
 def resolve_edges(confidence: np.ndarray | Any, *, n_bins: int, strategy: str, edges: Any,
-                  where: str) -> Edges:
-    """Edges plus how they were made (used by every binned measure)."""
+                  where: str, closed: str = "right") -> Edges:
+    """Edges plus how they were made (used by every binned measure).
+
+    Quantile edges that coincide are merged, except that when a whole quantile sits at
+    exactly 0 (``closed="right"``) or 1 (``closed="left"``) those forecasts keep a bin of their
+    own, [0, 0] or [1, 1], as scikit-learn's ``calibration_curve`` keeps them.
+    """
     if edges is not None:
         values = v.edges(edges, where=where)
         return Edges(values, "explicit", values.size - 1)
@@ -73,9 +81,13 @@ def resolve_edges(confidence: np.ndarray | Any, *, n_bins: int, strategy: str, e
         return Edges(np.linspace(0.0, 1.0, n_bins + 1), strategy, n_bins)
     if confidence is None:
         raise InputError(f"{where}: quantile edges need the confidences they are computed from.")
-    conf = v.confidence(confidence, where=where)
-    inner = np.quantile(conf, np.arange(1, n_bins) / n_bins).astype(np.float64)
+    conf = v.confidence(confidence, where=where).astype(np.float64)
+    inner = np.quantile(conf, np.arange(1, n_bins) / n_bins)
     values = np.unique(np.concatenate(([0.0], inner, [1.0])))
+    if closed == "right" and inner.size and inner[0] == 0.0:
+        values = np.concatenate(([0.0], values))  # the bin [0, 0]
+    elif closed == "left" and inner.size and inner[-1] == 1.0:
+        values = np.concatenate((values, [1.0]))  # the bin [1, 1]
     made = Edges(values, strategy, n_bins)
     if made.collapsed:
         warnings.warn(
@@ -98,8 +110,10 @@ def bin_index(confidence: Any, edges: Any, *, closed: str = "right") -> np.ndarr
     --------
     >>> import calibkit as ck
     >>> e = [0.0, 0.5, 1.0]
-    >>> ck.bin_index([0.0, 0.5, 1.0], e).tolist(), ck.bin_index([0.0, 0.5, 1.0], e, closed="left").tolist()
-    ([0, 0, 1], [0, 1, 1])
+    >>> ck.bin_index([0.0, 0.5, 1.0], e).tolist()
+    [0, 0, 1]
+    >>> ck.bin_index([0.0, 0.5, 1.0], e, closed="left").tolist()
+    [0, 1, 1]
     """
     where = "bin_index"
     closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
@@ -165,11 +179,18 @@ class BinStats:
     def from_chunks(cls, chunks: Iterable[tuple[Any, Any]], *, edges: Any,
                     closed: str = "right") -> BinStats:
         """Accumulate statistics over an iterable of ``(confidence, outcome)`` chunks, holding
-        one chunk at a time."""
+        one chunk at a time. Empty chunks add nothing; a stream with no forecasts at all is an
+        error."""
+        where = "BinStats.from_chunks"
         total = cls.empty(edges, closed=closed)
         for conf, out in chunks:
+            if np.size(conf) == 0 and np.size(out) == 0:
+                continue  # an empty batch from a stream adds nothing
             total = total + cls.from_forecasts(conf, out, edges=total.edges, closed=closed,
-                                               where="BinStats.from_chunks")
+                                               where=where)
+        if total.n == 0:
+            raise InputError(f"{where}: the chunks held no forecasts (empty input); check the "
+                             "source of the stream.")
         return total
 
     # -------------------------------------------------------------- algebra

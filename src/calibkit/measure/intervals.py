@@ -34,15 +34,13 @@ def binomial_interval(successes: Any, trials: Any, *, method: str = "wilson",
     where = "binomial_interval"
     method = v.choice(method, name="method", allowed=INTERVALS, where=where)
     level = v.level(level, where=where)
-    k = np.atleast_1d(np.asarray(successes, dtype=np.float64))
-    n = np.atleast_1d(np.asarray(trials, dtype=np.float64))
-    if np.any(k < 0) or np.any(k > n) or not np.all(np.isfinite(k)) or not np.all(np.isfinite(n)):
-        raise v.InputError(f"{where}: need 0 <= successes <= trials, got {k} of {n}.")
+    scalar = np.ndim(successes) == 0 and np.ndim(trials) == 0
+    k, n = v.counts(successes, trials, where=where)
     alpha = 1.0 - level
-    lo = np.full(np.broadcast(k, n).shape, np.nan)
+    lo = np.full(k.shape, np.nan)
     hi = lo.copy()
-    ok = np.broadcast_to(n > 0, lo.shape)
-    k, n = np.broadcast_to(k, lo.shape)[ok], np.broadcast_to(n, lo.shape)[ok]
+    ok = n > 0
+    k, n = k[ok], n[ok]
     if method == "wilson":
         from scipy.special import ndtri
 
@@ -59,6 +57,6 @@ def binomial_interval(successes: Any, trials: Any, *, method: str = "wilson",
             lo[ok] = np.where(k == 0, 0.0, betaincinv(np.maximum(a_lo, 1e-300), b_lo, alpha / 2))
             hi[ok] = np.where(k == n, 1.0,
                               betaincinv(a_hi, np.maximum(b_hi, 1e-300), 1.0 - alpha / 2))
-    if np.ndim(successes) == 0 and np.ndim(trials) == 0:
+    if scalar:
         return lo[0], hi[0]
     return lo, hi

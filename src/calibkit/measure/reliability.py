@@ -168,7 +168,8 @@ def binned(confidence: Any, outcome: Any, *, n_bins: int, strategy: str, closed:
     """Validate, choose edges and accumulate :class:`BinStats` (shared by every binned measure)."""
     closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
     made = resolve_edges(confidence if strategy == "quantile" and edges is None else None,
-                         n_bins=n_bins, strategy=strategy, edges=edges, where=where)
+                         n_bins=n_bins, strategy=strategy, edges=edges, where=where,
+                         closed=closed)
     stats = BinStats.from_forecasts(confidence, outcome, edges=made.values, closed=closed,
                                     where=where)
     return stats, made
@@ -202,7 +203,13 @@ def reliability_bins(confidence: Any, outcome: Any, *, n_bins: int = 15,
     >>> [(r.count, round(r.conf, 2), round(r.acc, 2)) for r in t.rows]
     [(4, 0.4, 0.5), (6, 0.8, 0.67)]
     """
-    where = "reliability_bins"
+    return make_table(confidence, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
+                      edges=edges, interval=interval, level=level, where="reliability_bins")
+
+
+def make_table(confidence: Any, outcome: Any, *, n_bins: int, strategy: str, closed: str,
+               edges: Any, interval: str | None, level: float, where: str) -> ReliabilityTable:
+    """:func:`reliability_bins`, with errors reported as coming from ``where``."""
     if interval is not None:
         interval = v.choice(interval, name="interval", allowed=INTERVALS, where=where)
     level = v.level(level, where=where)

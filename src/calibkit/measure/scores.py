@@ -109,7 +109,8 @@ def nll(probs: Any, labels: Any, *, from_logits: bool = False) -> float:
         warnings.warn(
             f"{where}: {zeros} {'row gives' if zeros == 1 else 'rows give'} the true class "
             f"probability exactly 0 (first at index {first}), so the log loss is infinite. "
-            "Pass logits with from_logits=True to keep tiny probabilities in log space.",
+            "A wrong forecast of exactly 0 or 1 is infinitely surprising; if the model gave "
+            "logits, pass them with from_logits=True to keep tiny probabilities in log space.",
             CalibkitWarning,
             stacklevel=2,
         )

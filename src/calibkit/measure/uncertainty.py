@@ -110,7 +110,8 @@ def noise_floor(confidence: Any, *, n_bins: int = 15, strategy: str = "uniform",
     closed = v.choice(closed, name="closed", allowed=("right", "left"), where=where)
     rng = v.seed_or_rng(seed, where=where)
     conf = v.confidence(confidence, where=where).astype(np.float64)
-    made = resolve_edges(conf, n_bins=n_bins, strategy=strategy, edges=edges, where=where)
+    made = resolve_edges(conf, n_bins=n_bins, strategy=strategy, edges=edges, where=where,
+                         closed=closed)
     m = made.values.size - 1
     idx = _kernels.bin_index(conf, made.values, closed)
     sums, method = _simulated_bin_sums(conf, idx, m, n_sims, rng)
@@ -258,7 +259,14 @@ class TestResult:
     def __str__(self) -> str:
         df = f", df = {self.df}" if self.df is not None else ""
         note = f" ({self.note})" if self.note else ""
-        return f"{self.name}: {self.statistic:.3f}{df}, p = {self.p_value:.4g}{note}"
+        return f"{self.name}: {self.statistic:.3f}{df}, {format_p(self.p_value)}{note}"
+
+
+def format_p(p: float) -> str:
+    """``p = 0.0123``, or ``p < 1e-300`` where the p-value underflows to 0."""
+    if np.isnan(p):
+        return "p undefined"
+    return "p < 1e-300" if p < 1e-300 else f"p = {p:.4g}"
 
 
 def spiegelhalter_from_stats(stats: BinStats) -> TestResult:
@@ -334,6 +342,8 @@ def hosmer_lemeshow(confidence: Any, outcome: Any, *, n_groups: int = 10,
     >>> round(t.statistic, 4), t.df
     (1.625, 2)
     """
+    where = "hosmer_lemeshow"
+    n_groups = v.positive_int(n_groups, name="n_groups", where=where)
     stats, _ = binned(confidence, outcome, n_bins=n_groups, strategy="quantile",
-                      closed="right", edges=None, where="hosmer_lemeshow")
+                      closed="right", edges=None, where=where)
     return hosmer_lemeshow_from_stats(stats, fitted=fitted)

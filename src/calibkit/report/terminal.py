@@ -1,0 +1,96 @@
+"""An :class:`~calibkit.Audit` in the terminal: the reliability table, the metrics, the verdict."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from ..audit import Audit
+
+__all__ = ["metrics_table", "reliability_note", "reliability_table", "render_audit"]
+
+DASH = "-"
+
+
+def render_audit(audit: Audit, console: Console, *, source: str | None = None) -> None:
+    """Print a header line, the reliability table, the metrics table and the verdict.
+
+    ``source`` says where the predictions came from (e.g. ``Predictions.describe()``).
+    A bin's gap is red when its mean confidence lies outside its accuracy interval.
+    """
+    what = (f"top-label forecasts of a {audit.n_classes}-class model"
+            if audit.kind == "top-label" else "binary forecasts")
+    header = Text.assemble(("calibkit audit", "bold"), f": N = {audit.n} {what}")
+    if source:
+        header.append(f", from {source}")
+    console.print(header)
+    console.print()
+    console.print(reliability_table(audit))
+    console.print(reliability_note(audit))
+    console.print()
+    console.print(metrics_table(audit))
+    console.print()
+    console.print(audit.verdict())
+
+
+def reliability_table(audit: Audit) -> Table:
+    """The reliability table as a rich Table (empty bins: count 0 and dashes)."""
+    table = audit.table
+    level = int(round(table.level * 100))
+    out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    out.add_column("bin", justify="right", no_wrap=True)
+    for name in ("count", "conf", "acc", "gap", "se"):
+        out.add_column(name, justify="right", no_wrap=True)
+    if table.interval:
+        out.add_column(f"{level}% {table.interval}", justify="right", no_wrap=True)
+    for label, row in zip(table.bin_labels(), table.rows, strict=True):
+        cells: list[str | Text]
+        if row.count == 0:
+            cells = [label, "0", DASH, DASH, DASH, DASH]
+            if table.interval:
+                cells.append(DASH)
+            out.add_row(*cells, style="dim")
+            continue
+        outside = table.interval is not None and not (row.ci_low <= row.conf <= row.ci_high)
+        gap = Text(f"{row.gap:+.4f}", style="bold red" if outside else "")
+        cells = [label, str(row.count), f"{row.conf:.4f}", f"{row.acc:.4f}", gap,
+                 f"{row.se:.4f}"]
+        if table.interval:
+            cells.append(_interval(row.ci_low, row.ci_high))
+        out.add_row(*cells)
+    return out
+
+
+def reliability_note(audit: Audit) -> str:
+    """The line under the reliability table: N, the binning, how to read the gap."""
+    table = audit.table
+    collapsed = table.requested_bins - audit.n_bins
+    ties = f", {collapsed} collapsed by ties" if collapsed > 0 else ""
+    note = (f"N = {table.n}, M = {audit.n_bins} {table.strategy} bins{ties}, "
+            f"{table.closed}-closed; gap = acc - conf (negative = overconfident)")
+    if table.interval:
+        note += f"; red gap: conf outside the {int(round(table.level * 100))}% interval"
+    return note
+
+
+def metrics_table(audit: Audit) -> Table:
+    """``audit.metric_rows()`` as a rich Table (values right-aligned)."""
+    out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    out.add_column("measure", no_wrap=True)
+    out.add_column("value", justify="right", no_wrap=True)
+    out.add_column("note")
+    for name, value, note in audit.metric_rows():
+        out.add_row(name, value, note)
+    return out
+
+
+def _interval(low: float, high: float) -> str:
+    if math.isnan(low) or math.isnan(high):
+        return DASH
+    return f"[{low:.4f}, {high:.4f}]"
