@@ -47,6 +47,7 @@ def write(path: Path, columns: dict) -> Path:
         pcsv.write_csv(table, path, pcsv.WriteOptions(delimiter=delimiter, quoting_style="none"))
     return path
 
+
 EXAMPLES = Path(__file__).parents[1] / "examples" / "data"
 FAST = ["--n-boot", "200", "--n-sims", "200"]
 runner = CliRunner()
@@ -68,11 +69,15 @@ def assert_bad_input(result, match: str) -> None:
 
 # ----------------------------------------------------------------------------- success
 
+
 @pytest.mark.parametrize("ext", [".csv", ".tsv", ".parquet", ".jsonl", ".npz"])
 def test_audit_each_format(tmp_path, ext):
     probs, labels = _data()
-    columns = {"probs": probs, "labels": labels} if ext == ".npz" else \
-        {**prob_columns(probs), "label": labels}
+    columns = (
+        {"probs": probs, "labels": labels}
+        if ext == ".npz"
+        else {**prob_columns(probs), "label": labels}
+    )
     result = invoke(write(tmp_path / f"p{ext}", columns), *FAST)
     assert result.exit_code == 0, result.output
     a = ck.audit(probs, labels, n_boot=200, n_sims=200)
@@ -90,20 +95,46 @@ def test_json_is_the_audit_and_nothing_else(tmp_path):
     out = json.loads(result.stdout)
     conf, outcome = ck.top_label(probs, labels)
     assert out["ece"] == ck.ece(conf, outcome, n_bins=10)
-    assert out == json.loads(json.dumps(ck.audit(probs, labels, n_bins=10, n_boot=200,
-                                                 n_sims=200).to_dict()))
+    assert out == json.loads(
+        json.dumps(ck.audit(probs, labels, n_bins=10, n_boot=200, n_sims=200).to_dict())
+    )
     assert result.stderr == ""
 
 
 def test_options_reach_the_audit(tmp_path):
     probs, labels = _data(n=300)
     path = write(tmp_path / "p.csv", {**prob_columns(probs), "label": labels})
-    result = invoke(path, "--json", "--strategy", "quantile", "--closed", "left", "--interval",
-                    "none", "--level", "0.9", "--seed", "3", "--bins", "5", *FAST)
+    result = invoke(
+        path,
+        "--json",
+        "--strategy",
+        "quantile",
+        "--closed",
+        "left",
+        "--interval",
+        "none",
+        "--level",
+        "0.9",
+        "--seed",
+        "3",
+        "--bins",
+        "5",
+        *FAST,
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    want = ck.audit(probs, labels, n_bins=5, strategy="quantile", closed="left", interval=None,
-                    level=0.9, seed=3, n_boot=200, n_sims=200).to_dict()
+    want = ck.audit(
+        probs,
+        labels,
+        n_bins=5,
+        strategy="quantile",
+        closed="left",
+        interval=None,
+        level=0.9,
+        seed=3,
+        n_boot=200,
+        n_sims=200,
+    ).to_dict()
     assert out == json.loads(json.dumps(want))
     assert out["table"]["interval"] is None and out["seed"] == 3
 
@@ -120,25 +151,51 @@ def test_logits_and_column_options(tmp_path):
 
 def test_confidence_correct_and_prediction_options(tmp_path):
     conf = [0.9, 0.8, 0.7, 0.6, 0.55, 0.95]
-    path = write(tmp_path / "p.csv", {"c": conf, "ok": ["TRUE", "FALSE", "TRUE", "TRUE", "FALSE",
-                                                        "TRUE"],
-                                      "guess": [1, 2, 3, 1, 2, 3], "gold": [1, 0, 3, 1, 0, 3]})
+    path = write(
+        tmp_path / "p.csv",
+        {
+            "c": conf,
+            "ok": ["TRUE", "FALSE", "TRUE", "TRUE", "FALSE", "TRUE"],
+            "guess": [1, 2, 3, 1, 2, 3],
+            "gold": [1, 0, 3, 1, 0, 3],
+        },
+    )
     a = invoke(path, "--confidence", "c", "--correct", "ok", "--json", *FAST)
-    b = invoke(path, "--confidence", "c", "--prediction", "guess", "--label", "gold", "--json",
-               *FAST)
+    b = invoke(
+        path, "--confidence", "c", "--prediction", "guess", "--label", "gold", "--json", *FAST
+    )
     assert a.exit_code == b.exit_code == 0, a.output + b.output
-    assert json.loads(a.stdout)["ece"] == json.loads(b.stdout)["ece"] == ck.ece(
-        conf, [1, 0, 1, 1, 0, 1])
+    assert (
+        json.loads(a.stdout)["ece"]
+        == json.loads(b.stdout)["ece"]
+        == ck.ece(conf, [1, 0, 1, 1, 0, 1])
+    )
 
 
 def test_densenet_example_prints_the_table():
-    result = invoke(EXAMPLES / "densenet40_cifar10_logits.npz", "--logits", "test_logits",
-                    "--label", "test_labels", *FAST)
+    result = invoke(
+        EXAMPLES / "densenet40_cifar10_logits.npz",
+        "--logits",
+        "test_logits",
+        "--label",
+        "test_labels",
+        *FAST,
+    )
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert out.startswith("calibkit audit: N = 10000 top-label forecasts of a 10-class model")
-    for text in ("count", "95% wilson", "(0.9333, 1]", "9269", "ECE", "0.0550", "noise floor",
-                 "Brier", "NLL", "miscalibrated beyond noise"):
+    for text in (
+        "count",
+        "95% wilson",
+        "(0.9333, 1]",
+        "9269",
+        "ECE",
+        "0.0550",
+        "noise floor",
+        "Brier",
+        "NLL",
+        "miscalibrated beyond noise",
+    ):
         assert text in out
 
 
@@ -151,18 +208,20 @@ def test_resnet_top1_example_is_detected():
 def test_llm_example_needs_a_confidence_column_then_works():
     path = EXAMPLES / "llm_stated_confidence.parquet"
     assert_bad_input(invoke(path), "perhaps stated_confidence")
-    result = invoke(path, "--confidence", "stated_confidence", "--correct", "correct", "--json",
-                    *FAST)
+    result = invoke(
+        path, "--confidence", "stated_confidence", "--correct", "correct", "--json", *FAST
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["n"] == 72185
-    assert_bad_input(invoke(path, "--confidence", "chosen_token_confidence"),
-                     "'chosen_token_confidence' has 62940 missing values")
+    assert_bad_input(
+        invoke(path, "--confidence", "chosen_token_confidence"),
+        "'chosen_token_confidence' has 62940 missing values",
+    )
 
 
 def test_warnings_are_single_lines_on_stderr(tmp_path):
     # a confidence of 1 that is wrong makes the log loss infinite: a warning, not an error
-    path = write(tmp_path / "p.csv", {"confidence": [1.0, 0.8, 0.6, 0.7],
-                                      "correct": [0, 1, 1, 0]})
+    path = write(tmp_path / "p.csv", {"confidence": [1.0, 0.8, 0.6, 0.7], "correct": [0, 1, 1, 0]})
     result = invoke(path, *FAST)
     assert result.exit_code == 0, result.output
     lines = result.stderr.splitlines()
@@ -171,26 +230,40 @@ def test_warnings_are_single_lines_on_stderr(tmp_path):
 
 # ----------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize(("make", "args", "match"), [
-    (lambda d: d / "nope.csv", [], "no such file"),
-    (lambda d: d, [], "is a directory"),
-    (lambda d: _text(d / "p.txt", "a\n1\n"), [], "cannot tell the format"),
-    (lambda d: _text(d / "p.csv", "a,b\n1,2\n3\n"), [], "could not read"),
-    (lambda d: _text(d / "p.npz", "not a zip"), [], "not a zip archive"),
-    (lambda d: _text(d / "p.csv", "conf,ok\n0.5,1\n"), ["--confidence", "conf", "--correct",
-                                                        "correct"],
-     "has no column 'correct'; columns: conf, ok"),
-    (lambda d: _text(d / "p.csv", "confidence,correct\n0.5,1\n,1\n"), [], "1 missing value"),
-    (lambda d: _text(d / "p.csv", "confidence,correct\nhigh,1\n"), [], "must hold numbers"),
-    (lambda d: _text(d / "p.csv", "prob_0,prob_1,logit_0,y\n0.5,0.5,0,1\n"), [],
-     "more than one kind of score"),
-    (lambda d: _text(d / "p.csv", "prob_0,prob_1,y\n0.5,0.6,1\n"), [],
-     "audit: each row of probs must sum to 1"),
-    (lambda d: _text(d / "p.csv", "confidence,correct\n0.5,1\n"), ["--bins", "0"],
-     "n_bins"),
-    (lambda d: _text(d / "p.csv", "confidence,correct\n0.5,1\n"), ["--format", "xml"],
-     "unknown format 'xml'"),
-])
+
+@pytest.mark.parametrize(
+    ("make", "args", "match"),
+    [
+        (lambda d: d / "nope.csv", [], "no such file"),
+        (lambda d: d, [], "is a directory"),
+        (lambda d: _text(d / "p.txt", "a\n1\n"), [], "cannot tell the format"),
+        (lambda d: _text(d / "p.csv", "a,b\n1,2\n3\n"), [], "could not read"),
+        (lambda d: _text(d / "p.npz", "not a zip"), [], "not a zip archive"),
+        (
+            lambda d: _text(d / "p.csv", "conf,ok\n0.5,1\n"),
+            ["--confidence", "conf", "--correct", "correct"],
+            "has no column 'correct'; columns: conf, ok",
+        ),
+        (lambda d: _text(d / "p.csv", "confidence,correct\n0.5,1\n,1\n"), [], "1 missing value"),
+        (lambda d: _text(d / "p.csv", "confidence,correct\nhigh,1\n"), [], "must hold numbers"),
+        (
+            lambda d: _text(d / "p.csv", "prob_0,prob_1,logit_0,y\n0.5,0.5,0,1\n"),
+            [],
+            "more than one kind of score",
+        ),
+        (
+            lambda d: _text(d / "p.csv", "prob_0,prob_1,y\n0.5,0.6,1\n"),
+            [],
+            "audit: each row of probs must sum to 1",
+        ),
+        (lambda d: _text(d / "p.csv", "confidence,correct\n0.5,1\n"), ["--bins", "0"], "n_bins"),
+        (
+            lambda d: _text(d / "p.csv", "confidence,correct\n0.5,1\n"),
+            ["--format", "xml"],
+            "unknown format 'xml'",
+        ),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(tmp_path, make, args, match):
     assert_bad_input(invoke(make(tmp_path), *args, *FAST), match)
 
@@ -200,11 +273,16 @@ def _text(path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("args", [["audit", "x.csv", "--strategy", "bogus"],
-                                  ["audit", "x.csv", "--bins", "many"],
-                                  ["audit", "x.csv", "--no-such-option"],
-                                  ["audit"],
-                                  ["frobnicate"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["audit", "x.csv", "--strategy", "bogus"],
+        ["audit", "x.csv", "--bins", "many"],
+        ["audit", "x.csv", "--no-such-option"],
+        ["audit"],
+        ["frobnicate"],
+    ],
+)
 def test_usage_errors_exit_2(args):
     assert runner.invoke(app, args).exit_code == 2
 
@@ -216,17 +294,23 @@ def test_version():
 
 
 def test_python_dash_m(tmp_path):
-    ok = subprocess.run([sys.executable, "-m", "calibkit", "--version"], capture_output=True,
-                        text=True)
+    ok = subprocess.run(
+        [sys.executable, "-m", "calibkit", "--version"], capture_output=True, text=True
+    )
     assert ok.returncode == 0 and ok.stdout.strip() == f"calibkit {ck.__version__}"
-    bad = subprocess.run([sys.executable, "-m", "calibkit", "audit", str(tmp_path / "x.csv")],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "calibkit", "audit", str(tmp_path / "x.csv")],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and bad.stdout == ""
-    assert bad.stderr.splitlines() == [f"calibkit: error: read_predictions: no such file: "
-                                       f"'{tmp_path / 'x.csv'}'."]
+    assert bad.stderr.splitlines() == [
+        f"calibkit: error: read_predictions: no such file: '{tmp_path / 'x.csv'}'."
+    ]
 
 
 # ----------------------------------------------------------------------------- rendering
+
 
 def _render(audit, **kwargs) -> str:
     console = Console(width=120, force_terminal=True, color_system="standard", **kwargs)
@@ -239,10 +323,12 @@ def _render(audit, **kwargs) -> str:
 def test_gap_is_red_only_when_conf_is_outside_the_interval():
     rng = np.random.default_rng(0)
     conf = np.full(2000, 0.95)
-    overconfident = ck.audit(conf, (rng.random(2000) < 0.6).astype(int), n_bins=10,
-                             n_boot=200, n_sims=200)
-    calibrated = ck.audit(conf, (rng.random(2000) < 0.95).astype(int), n_bins=10,
-                          n_boot=200, n_sims=200)
+    overconfident = ck.audit(
+        conf, (rng.random(2000) < 0.6).astype(int), n_bins=10, n_boot=200, n_sims=200
+    )
+    calibrated = ck.audit(
+        conf, (rng.random(2000) < 0.95).astype(int), n_bins=10, n_boot=200, n_sims=200
+    )
     red = "\x1b[1;31m"
     assert red in _render(overconfident)
     assert red not in _render(calibrated)
@@ -260,14 +346,14 @@ def test_render_empty_bins_and_layout():
     full = [line for line in lines if line.strip().startswith("(0.8, 1]")][0]
     assert full.split()[2:4] == ["3", "0.9233"]
     for name, value, _ in audit.metric_rows():
-        assert any(line.split()[:len(name.split())] == name.split() and value in line
-                   for line in lines)
+        assert any(
+            line.split()[: len(name.split())] == name.split() and value in line for line in lines
+        )
     assert lines[-1].startswith(audit.verdict()[:30]) or audit.verdict()[:30] in text
 
 
 def test_render_without_intervals():
-    audit = ck.audit([0.1, 0.9, 0.8], [0, 1, 1], n_bins=2, interval=None, n_boot=200,
-                     n_sims=200)
+    audit = ck.audit([0.1, 0.9, 0.8], [0, 1, 1], n_bins=2, interval=None, n_boot=200, n_sims=200)
     console = Console(width=120, record=True)
     render_audit(audit, console)
     text = console.export_text()

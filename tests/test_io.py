@@ -31,20 +31,24 @@ def _data(n: int = 120, c: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarr
 def write(path: Path, columns: dict[str, list | np.ndarray]) -> Path:
     """Write named columns in the format the extension says (lists of lists: list columns)."""
     names = list(columns)
-    values = [np.asarray(v).tolist() if isinstance(v, np.ndarray) else list(v)
-              for v in columns.values()]
+    values = [
+        np.asarray(v).tolist() if isinstance(v, np.ndarray) else list(v) for v in columns.values()
+    ]
     n = len(values[0])
     suffix = path.suffix
     if suffix in (".csv", ".tsv"):
         sep = "\t" if suffix == ".tsv" else ","
         lines = [sep.join(names)]
         for i in range(n):
-            lines.append(sep.join("" if v[i] is None else repr(v[i]) if isinstance(v[i], float)
-                                  else str(v[i]) for v in values))
+            lines.append(
+                sep.join(
+                    "" if v[i] is None else repr(v[i]) if isinstance(v[i], float) else str(v[i])
+                    for v in values
+                )
+            )
         path.write_text("\n".join(lines) + "\n")
     elif suffix == ".jsonl":
-        rows = [json.dumps({k: v[i] for k, v in zip(names, values, strict=True)})
-                for i in range(n)]
+        rows = [json.dumps({k: v[i] for k, v in zip(names, values, strict=True)}) for i in range(n)]
         path.write_text("\n".join(rows) + "\n")
     elif suffix == ".parquet":
         pq.write_table(pa.table(dict(zip(names, values, strict=True))), path)
@@ -60,6 +64,7 @@ def prob_columns(probs: np.ndarray, prefix: str = "prob_") -> dict[str, np.ndarr
 
 
 # ----------------------------------------------------------------------------- formats
+
 
 @pytest.mark.parametrize("ext", [".csv", ".tsv", ".parquet", ".jsonl", ".npz"])
 def test_each_format_reads_and_audits_like_the_arrays(tmp_path, ext):
@@ -111,8 +116,10 @@ def test_predictions_is_frozen_and_describes_itself(tmp_path):
 
 # ----------------------------------------------------------------------------- detection
 
-@pytest.mark.parametrize("name", ["label", "labels", "y", "target", "true_label", "y_true",
-                                  "Label"])
+
+@pytest.mark.parametrize(
+    "name", ["label", "labels", "y", "target", "true_label", "y_true", "Label"]
+)
 def test_label_column_names(tmp_path, name):
     probs, labels = _data()
     p = read_predictions(write(tmp_path / "p.csv", {**prob_columns(probs), name: labels}))
@@ -131,8 +138,10 @@ def test_probability_column_prefixes(tmp_path, prefix):
 def test_probability_columns_go_in_numeric_order(tmp_path):
     probs, labels = _data(c=11)
     cols = prob_columns(probs)
-    shuffled = {k: cols[k] for k in ["prob_10", "prob_2", "prob_0", "prob_1", *[
-        f"prob_{j}" for j in range(3, 10)]]}
+    shuffled = {
+        k: cols[k]
+        for k in ["prob_10", "prob_2", "prob_0", "prob_1", *[f"prob_{j}" for j in range(3, 10)]]
+    }
     p = read_predictions(write(tmp_path / "p.csv", {"label": labels, **shuffled}))
     assert p.columns["probs"] == [f"prob_{j}" for j in range(11)]
     np.testing.assert_array_equal(p.scores, probs)
@@ -157,8 +166,10 @@ def test_list_column_is_a_matrix(tmp_path, ext):
     np.testing.assert_array_equal(p.scores, probs)
 
 
-@pytest.mark.parametrize(("scores_key", "label_key", "kind"), [
-    ("probs", "labels", "probs"), ("probabilities", "label", "probs"), ("logits", "y", "logits")])
+@pytest.mark.parametrize(
+    ("scores_key", "label_key", "kind"),
+    [("probs", "labels", "probs"), ("probabilities", "label", "probs"), ("logits", "y", "logits")],
+)
 def test_npz_keys(tmp_path, scores_key, label_key, kind):
     probs, labels = _data()
     scores = np.log(probs) if kind == "logits" else probs
@@ -174,43 +185,64 @@ def test_single_probability_column_is_a_binary_forecast(tmp_path):
     assert ck.audit(p.scores, p.labels, **FAST).kind == "binary"
 
 
-@pytest.mark.parametrize(("ext", "values"), [
-    (".csv", ["TRUE", "FALSE", "TRUE", "TRUE"]),
-    (".csv", ["true", "false", "true", "true"]),
-    (".csv", [1, 0, 1, 1]),
-    (".jsonl", ["TRUE", "False", "true", "1"]),
-    (".jsonl", [True, False, True, True]),
-    (".npz", [True, False, True, True]),
-])
+@pytest.mark.parametrize(
+    ("ext", "values"),
+    [
+        (".csv", ["TRUE", "FALSE", "TRUE", "TRUE"]),
+        (".csv", ["true", "false", "true", "true"]),
+        (".csv", [1, 0, 1, 1]),
+        (".jsonl", ["TRUE", "False", "true", "1"]),
+        (".jsonl", [True, False, True, True]),
+        (".npz", [True, False, True, True]),
+    ],
+)
 def test_confidence_and_correct(tmp_path, ext, values):
     conf = [0.9, 0.8, 0.7, 0.6]
     p = read_predictions(write(tmp_path / f"p{ext}", {"confidence": conf, "correct": values}))
-    assert p.kind == "confidence" and p.columns == {"confidence": "confidence",
-                                                     "correct": "correct"}
+    assert p.kind == "confidence" and p.columns == {
+        "confidence": "confidence",
+        "correct": "correct",
+    }
     np.testing.assert_array_equal(p.scores, conf)
     np.testing.assert_array_equal(p.labels, [1, 0, 1, 1])
 
 
 def test_confidence_prediction_label_detected(tmp_path):
-    path = write(tmp_path / "top1.csv", {"true_label": [3, 1, 2], "pred_label": [3, 1, 0],
-                                         "confidence": [0.9, 0.6, 0.8]})
+    path = write(
+        tmp_path / "top1.csv",
+        {"true_label": [3, 1, 2], "pred_label": [3, 1, 0], "confidence": [0.9, 0.6, 0.8]},
+    )
     p = read_predictions(path)
-    assert p.columns == {"confidence": "confidence", "prediction": "pred_label",
-                         "label": "true_label"}
+    assert p.columns == {
+        "confidence": "confidence",
+        "prediction": "pred_label",
+        "label": "true_label",
+    }
     np.testing.assert_array_equal(p.labels, [1, 1, 0])
 
 
 def test_text_predictions_compare_with_text_labels(tmp_path):
-    path = write(tmp_path / "p.csv", {"answer": ["A", "B", "C"], "gold": ["A", "C", "C"],
-                                      "conf": [0.9, 0.6, 0.8]})
+    path = write(
+        tmp_path / "p.csv",
+        {"answer": ["A", "B", "C"], "gold": ["A", "C", "C"], "conf": [0.9, 0.6, 0.8]},
+    )
     p = read_predictions(path, confidence="conf", prediction="answer", label="gold")
     np.testing.assert_array_equal(p.labels, [1, 0, 1])
 
 
 # ----------------------------------------------------------------------------- options
 
-@pytest.mark.parametrize("spec", [["prob_0", "prob_1", "prob_2"], "prob_0,prob_1,prob_2",
-                                  "prob_0, prob_1, prob_2", "prob_*", "prob_[0-2]"])
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ["prob_0", "prob_1", "prob_2"],
+        "prob_0,prob_1,prob_2",
+        "prob_0, prob_1, prob_2",
+        "prob_*",
+        "prob_[0-2]",
+    ],
+)
 def test_probs_option_forms(tmp_path, spec):
     probs, labels = _data()
     cols = {**prob_columns(probs), **prob_columns(probs, "p_"), "truth": labels}
@@ -221,8 +253,10 @@ def test_probs_option_forms(tmp_path, spec):
 
 def test_probs_option_keeps_the_given_order(tmp_path):
     probs, labels = _data()
-    p = read_predictions(write(tmp_path / "p.csv", {**prob_columns(probs), "y": labels}),
-                         probs="prob_2,prob_0,prob_1")
+    p = read_predictions(
+        write(tmp_path / "p.csv", {**prob_columns(probs), "y": labels}),
+        probs="prob_2,prob_0,prob_1",
+    )
     np.testing.assert_array_equal(p.scores, probs[:, [2, 0, 1]])
 
 
@@ -243,28 +277,48 @@ def test_numbers_are_not_checked_when_reading(tmp_path):
 
 # ----------------------------------------------------------------------------- ambiguity
 
-@pytest.mark.parametrize(("columns", "match"), [
-    ({"prob_0": [0.5], "prob_1": [0.5], "logit_0": [0.0], "logit_1": [0.0], "y": [1]},
-     r"more than one kind of score \(probs: prob_0 \.\. prob_1; logits: logit_0 \.\. logit_1\)"
-     r"; pass one of probs= \(--probs\), logits= \(--logits\)"),
-    ({"prob_0": [0.5], "prob_1": [0.5], "confidence": [0.5], "y": [1]},
-     r"more than one kind of score.*confidence= \(--confidence\)"),
-    ({"prob_0": [0.5], "prob_1": [0.5], "p_0": [0.5], "p_1": [0.5], "y": [1]},
-     r"more than one group of probs columns \(probs: prob_0 \.\. prob_1 / p_0 \.\. p_1\); "
-     r"pass probs= \(--probs\)"),
-    ({"prob_0": [0.5], "prob_1": [0.5], "label": [1], "y": [1]},
-     r"which column holds the labels .*: label, y all could\. Pass label=NAME \(--label NAME"),
-    ({"prob_0": [0.5], "prob_1": [0.5], "klass": [1]},
-     r"which column holds the labels .*none is named label, labels, y, target, true_label, "
-     r"y_true; columns: prob_0, prob_1, klass\. Pass label=NAME"),
-    ({"score": [0.5], "y": [1]},
-     r"cannot find the model's scores .*columns: score, y\. Pass probs=, logits= or "
-     r"confidence= \(--probs, --logits, --confidence\); perhaps score"),
-    ({"confidence": [0.5], "correct": [1], "pred": [1], "label": [1]},
-     r"both a correctness column \(correct\) and a prediction column \(pred\); pass correct="),
-    ({"confidence": [0.5], "y": [1]},
-     r"cannot tell whether each prediction was correct.*columns: confidence, y\. Pass correct="),
-])
+
+@pytest.mark.parametrize(
+    ("columns", "match"),
+    [
+        (
+            {"prob_0": [0.5], "prob_1": [0.5], "logit_0": [0.0], "logit_1": [0.0], "y": [1]},
+            r"more than one kind of score \(probs: prob_0 \.\. prob_1; logits: logit_0 \.\. logit_1\)"
+            r"; pass one of probs= \(--probs\), logits= \(--logits\)",
+        ),
+        (
+            {"prob_0": [0.5], "prob_1": [0.5], "confidence": [0.5], "y": [1]},
+            r"more than one kind of score.*confidence= \(--confidence\)",
+        ),
+        (
+            {"prob_0": [0.5], "prob_1": [0.5], "p_0": [0.5], "p_1": [0.5], "y": [1]},
+            r"more than one group of probs columns \(probs: prob_0 \.\. prob_1 / p_0 \.\. p_1\); "
+            r"pass probs= \(--probs\)",
+        ),
+        (
+            {"prob_0": [0.5], "prob_1": [0.5], "label": [1], "y": [1]},
+            r"which column holds the labels .*: label, y all could\. Pass label=NAME \(--label NAME",
+        ),
+        (
+            {"prob_0": [0.5], "prob_1": [0.5], "klass": [1]},
+            r"which column holds the labels .*none is named label, labels, y, target, true_label, "
+            r"y_true; columns: prob_0, prob_1, klass\. Pass label=NAME",
+        ),
+        (
+            {"score": [0.5], "y": [1]},
+            r"cannot find the model's scores .*columns: score, y\. Pass probs=, logits= or "
+            r"confidence= \(--probs, --logits, --confidence\); perhaps score",
+        ),
+        (
+            {"confidence": [0.5], "correct": [1], "pred": [1], "label": [1]},
+            r"both a correctness column \(correct\) and a prediction column \(pred\); pass correct=",
+        ),
+        (
+            {"confidence": [0.5], "y": [1]},
+            r"cannot tell whether each prediction was correct.*columns: confidence, y\. Pass correct=",
+        ),
+    ],
+)
 def test_ambiguous_or_failed_detection(tmp_path, columns, match):
     with pytest.raises(InputError, match=match):
         read_predictions(write(tmp_path / "p.csv", columns))
@@ -272,19 +326,25 @@ def test_ambiguous_or_failed_detection(tmp_path, columns, match):
 
 def test_npz_without_standard_names_lists_the_arrays():
     path = Path(__file__).parents[1] / "examples" / "data" / "densenet40_cifar10_logits.npz"
-    with pytest.raises(InputError, match=r"arrays: val_logits, val_labels, test_logits, "
-                                         r"test_labels\. .*perhaps val_logits, test_logits"):
+    with pytest.raises(
+        InputError,
+        match=r"arrays: val_logits, val_labels, test_logits, "
+        r"test_labels\. .*perhaps val_logits, test_logits",
+    ):
         read_predictions(path)
 
 
-@pytest.mark.parametrize(("options", "match"), [
-    (dict(probs="prob_*", logits="prob_*"), "pass probs= or logits=, not both"),
-    (dict(probs="prob_*", correct="c"), r"probs= takes class scores .* correct="),
-    (dict(confidence="c", correct="c", label="y"), "correct= gives the outcome directly"),
-    (dict(probs="nope_*"), r"no column of .* matches 'nope_\*' \(probs=\); columns: prob_0, "),
-    (dict(probs=""), "probs= needs column names"),
-    (dict(probs="prob_0,prob_0,prob_1"), "probs= names prob_0 more than once"),
-])
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        (dict(probs="prob_*", logits="prob_*"), "pass probs= or logits=, not both"),
+        (dict(probs="prob_*", correct="c"), r"probs= takes class scores .* correct="),
+        (dict(confidence="c", correct="c", label="y"), "correct= gives the outcome directly"),
+        (dict(probs="nope_*"), r"no column of .* matches 'nope_\*' \(probs=\); columns: prob_0, "),
+        (dict(probs=""), "probs= needs column names"),
+        (dict(probs="prob_0,prob_0,prob_1"), "probs= names prob_0 more than once"),
+    ],
+)
 def test_conflicting_or_bad_options(tmp_path, options, match):
     path = write(tmp_path / "p.csv", {"prob_0": [0.5], "prob_1": [0.5], "c": [1], "y": [1]})
     with pytest.raises(InputError, match=match):
@@ -292,6 +352,7 @@ def test_conflicting_or_bad_options(tmp_path, options, match):
 
 
 # ----------------------------------------------------------------------------- errors
+
 
 def test_missing_file(tmp_path):
     with pytest.raises(InputError, match=r"read_predictions: no such file: '.*nope\.csv'"):
@@ -310,8 +371,7 @@ def test_permission_denied(tmp_path, monkeypatch):
         read_predictions(path)
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
-                    reason="root reads every file")
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads every file")
 def test_permission_denied_for_real(tmp_path):
     path = write(tmp_path / "p.csv", {"confidence": [0.5], "correct": [1]})
     path.chmod(0)
@@ -319,13 +379,20 @@ def test_permission_denied_for_real(tmp_path):
         read_predictions(path)
 
 
-@pytest.mark.parametrize(("name", "options", "match"), [
-    ("p.txt", {}, r"cannot tell the format of '.*p\.txt' from its extension '\.txt'.* Pass "
-                  r"format= one of csv, tsv, parquet, jsonl, npz \(--format"),
-    ("p", {}, r"extension '\(none\)'"),
-    ("p.json", {}, r"For JSON lines, name the file \.jsonl or pass format='jsonl'"),
-    ("p.csv", {"format": "xlsx"}, r"unknown format 'xlsx'; use one of csv, tsv"),
-])
+@pytest.mark.parametrize(
+    ("name", "options", "match"),
+    [
+        (
+            "p.txt",
+            {},
+            r"cannot tell the format of '.*p\.txt' from its extension '\.txt'.* Pass "
+            r"format= one of csv, tsv, parquet, jsonl, npz \(--format",
+        ),
+        ("p", {}, r"extension '\(none\)'"),
+        ("p.json", {}, r"For JSON lines, name the file \.jsonl or pass format='jsonl'"),
+        ("p.csv", {"format": "xlsx"}, r"unknown format 'xlsx'; use one of csv, tsv"),
+    ],
+)
 def test_unknown_format(tmp_path, name, options, match):
     path = tmp_path / name
     path.write_text("confidence,correct\n0.5,1\n")
@@ -333,16 +400,25 @@ def test_unknown_format(tmp_path, name, options, match):
         read_predictions(path, **options)
 
 
-@pytest.mark.parametrize(("name", "content", "match"), [
-    ("p.csv", b"confidence,correct\n0.5,1\n0.6,1,7\n",
-     r"could not read '.*p\.csv' as CSV: CSV parse error: Expected 2 columns, got 3"),
-    ("p.csv", b"", r"could not read .* as CSV: Empty CSV file"),
-    ("p.tsv", b"confidence\tcorrect\n0.5\n", r"as TSV: CSV parse error"),
-    ("p.jsonl", b'{"confidence": 0.5, "correct": 1}\n{"confidence": 0.5,\n',
-     r"could not read .* as JSONL: "),
-    ("p.parquet", b"PAR1 not really parquet", r"could not read .* as PARQUET: "),
-    ("p.npz", b"not a zip", r"could not read .* as NPZ: not a zip archive"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "match"),
+    [
+        (
+            "p.csv",
+            b"confidence,correct\n0.5,1\n0.6,1,7\n",
+            r"could not read '.*p\.csv' as CSV: CSV parse error: Expected 2 columns, got 3",
+        ),
+        ("p.csv", b"", r"could not read .* as CSV: Empty CSV file"),
+        ("p.tsv", b"confidence\tcorrect\n0.5\n", r"as TSV: CSV parse error"),
+        (
+            "p.jsonl",
+            b'{"confidence": 0.5, "correct": 1}\n{"confidence": 0.5,\n',
+            r"could not read .* as JSONL: ",
+        ),
+        ("p.parquet", b"PAR1 not really parquet", r"could not read .* as PARQUET: "),
+        ("p.npz", b"not a zip", r"could not read .* as NPZ: not a zip archive"),
+    ],
+)
 def test_malformed_files(tmp_path, name, content, match):
     path = tmp_path / name
     path.write_bytes(content)
@@ -369,10 +445,15 @@ def test_missing_column_names_the_columns(tmp_path, ext):
 
 @pytest.mark.parametrize("ext", [".csv", ".parquet", ".jsonl"])
 def test_nulls_are_counted_never_dropped(tmp_path, ext):
-    path = write(tmp_path / f"p{ext}", {"confidence": [0.5, None, 0.7, None],
-                                        "correct": [1, 0, 1, 1], "unused": [None] * 4})
-    with pytest.raises(InputError, match=r"column 'confidence' has 2 missing values "
-                                         r"\(null/empty/NaN\), first at row 1 .* does not drop"):
+    path = write(
+        tmp_path / f"p{ext}",
+        {"confidence": [0.5, None, 0.7, None], "correct": [1, 0, 1, 1], "unused": [None] * 4},
+    )
+    with pytest.raises(
+        InputError,
+        match=r"column 'confidence' has 2 missing values "
+        r"\(null/empty/NaN\), first at row 1 .* does not drop",
+    ):
         read_predictions(path)
 
 
@@ -397,16 +478,31 @@ def test_ragged_list_column(tmp_path):
         read_predictions(path)
 
 
-@pytest.mark.parametrize(("columns", "options", "match"), [
-    ({"prob_0": [0.5, 0.5, 0.1], "prob_1": [0.5, 0.5, 0.9], "y": ["0", "1", "cat"]}, {},
-     r"column 'y' must hold numbers; it holds text, first non-number at row 2: 'cat'"),
-    ({"confidence": ["high", "0.5"], "correct": [1, 0]}, {},
-     r"column 'confidence' must hold numbers; it holds text, first non-number at row 0: 'high'"),
-    ({"confidence": [0.5, 0.6, 0.7], "correct": ["yes", "no", "maybe"]}, {},
-     r"column 'correct' must hold 0/1 or TRUE/FALSE; 3 values do not, first at row 0: 'yes'"),
-    ({"confidence": [0.5, 0.6], "pred": ["A", "B"], "label": [0, 1]}, {},
-     r"column 'pred' holds text but 'label' holds numbers"),
-])
+@pytest.mark.parametrize(
+    ("columns", "options", "match"),
+    [
+        (
+            {"prob_0": [0.5, 0.5, 0.1], "prob_1": [0.5, 0.5, 0.9], "y": ["0", "1", "cat"]},
+            {},
+            r"column 'y' must hold numbers; it holds text, first non-number at row 2: 'cat'",
+        ),
+        (
+            {"confidence": ["high", "0.5"], "correct": [1, 0]},
+            {},
+            r"column 'confidence' must hold numbers; it holds text, first non-number at row 0: 'high'",
+        ),
+        (
+            {"confidence": [0.5, 0.6, 0.7], "correct": ["yes", "no", "maybe"]},
+            {},
+            r"column 'correct' must hold 0/1 or TRUE/FALSE; 3 values do not, first at row 0: 'yes'",
+        ),
+        (
+            {"confidence": [0.5, 0.6], "pred": ["A", "B"], "label": [0, 1]},
+            {},
+            r"column 'pred' holds text but 'label' holds numbers",
+        ),
+    ],
+)
 def test_non_numeric_values(tmp_path, columns, options, match):
     with pytest.raises(InputError, match=match):
         read_predictions(write(tmp_path / "p.csv", columns), **options)
@@ -420,14 +516,18 @@ def test_numbers_written_as_text(tmp_path):
 
 def test_npz_arrays_of_different_lengths(tmp_path):
     path = write(tmp_path / "p.npz", {"logits": np.zeros((4, 3)), "labels": np.zeros(3, int)})
-    with pytest.raises(InputError, match=r"one row per prediction, but 'logits' has 4, "
-                                         r"'labels' has 3"):
+    with pytest.raises(
+        InputError,
+        match=r"one row per prediction, but 'logits' has 4, "
+        r"'labels' has 3",
+    ):
         read_predictions(path)
 
 
 def test_npz_text_array_as_labels(tmp_path):
-    path = write(tmp_path / "p.npz", {"probs": np.full((2, 2), 0.5), "labels": np.array(["a",
-                                                                                         "b"])})
+    path = write(
+        tmp_path / "p.npz", {"probs": np.full((2, 2), 0.5), "labels": np.array(["a", "b"])}
+    )
     with pytest.raises(InputError, match="array 'labels' must hold numbers"):
         read_predictions(path)
 
@@ -441,9 +541,11 @@ def test_duplicate_column_names(tmp_path):
 
 # ----------------------------------------------------------------------------- import cost
 
+
 def test_import_calibkit_stays_light():
-    code = ("import sys, calibkit, calibkit.report; "
-            "print([m for m in ('pyarrow', 'rich', 'typer') if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, calibkit, calibkit.report; "
+        "print([m for m in ('pyarrow', 'rich', 'typer') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -74,8 +74,9 @@ def test_seed002_uniform_four_class_model():
     ("report", "expected_brier", "expected_log_loss"),
     [((0.7, 0.3), 0.42, 0.611), ((1.0, 0.0), 0.60, math.inf), ((0.5, 0.5), 0.50, 0.693)],
 )
-def test_seed002_expected_scores_of_honest_exaggerated_hedged(report, expected_brier,
-                                                              expected_log_loss):
+def test_seed002_expected_scores_of_honest_exaggerated_hedged(
+    report, expected_brier, expected_log_loss
+):
     # the label is drawn from p = (0.7, 0.3): ten draws in exact proportion give the expectation
     labels = np.r_[np.zeros(7, int), np.ones(3, int)]
     probs = np.tile(report, (10, 1))
@@ -97,8 +98,16 @@ def test_seed002_temperature_changes_confidence_not_prediction():
 
 # --------------------------------------------------------------------------- seed 003
 
-SIX_LOGITS = np.array([[3.0, 1.0, 0.0], [2.5, 1.0, 0.0], [3.0, 0.5, 0.0],
-                       [1.5, 2.0, 0.0], [0.5, 0.0, 1.5], [2.0, 2.2, 0.0]])
+SIX_LOGITS = np.array(
+    [
+        [3.0, 1.0, 0.0],
+        [2.5, 1.0, 0.0],
+        [3.0, 0.5, 0.0],
+        [1.5, 2.0, 0.0],
+        [0.5, 0.0, 1.5],
+        [2.0, 2.2, 0.0],
+    ]
+)
 SIX_LABELS = np.array([0, 0, 1, 1, 2, 0])
 T_FIT = 1.22975
 
@@ -173,8 +182,13 @@ def test_seed000_seven_for_seven_lower_bound():
     low, high = ck.binomial_interval(7, 7, method="clopper-pearson", level=0.90)
     assert low == pytest.approx(0.05 ** (1 / 7), rel=1e-12)
     assert round(float(low), 3) == 0.652 and high == 1.0
-    table = ck.reliability_bins(*seed000_table(BEFORE_ROWS), n_bins=10, closed="left",
-                                interval="clopper-pearson", level=0.90)
+    table = ck.reliability_bins(
+        *seed000_table(BEFORE_ROWS),
+        n_bins=10,
+        closed="left",
+        interval="clopper-pearson",
+        level=0.90,
+    )
     assert round(table.rows[-1].ci_low, 3) == 0.652
 
 

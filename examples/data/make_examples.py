@@ -71,8 +71,10 @@ def convert_llm(source: Path, target: Path) -> None:
             sys.exit(f"{name} has missing values; not writing {target}")
     with_tokens = pc.is_valid(table["chosen_token_confidence"])
     models = pc.unique(pc.filter(table["llm"], with_tokens)).to_pylist()
-    print(f"  token probabilities present in {pc.sum(with_tokens).as_py():,} rows, "
-          f"models: {', '.join(sorted(models))}")
+    print(
+        f"  token probabilities present in {pc.sum(with_tokens).as_py():,} rows, "
+        f"models: {', '.join(sorted(models))}"
+    )
     zero = pc.equal(table["stated_confidence"], 0.0)
     print(f"  stated_confidence == 0 in {pc.sum(zero).as_py():,} rows")
 
@@ -87,8 +89,12 @@ def convert_llm(source: Path, target: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE,
-                        help=f"the shared data folder (default {DEFAULT_SOURCE})")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=DEFAULT_SOURCE,
+        help=f"the shared data folder (default {DEFAULT_SOURCE})",
+    )
     args = parser.parse_args()
     for target, relative in COPIES.items():
         copy(args.source / relative, HERE / target)

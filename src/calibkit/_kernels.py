@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -44,6 +44,13 @@ def _numba_module() -> ModuleType | None:
     return _numba_kernels
 
 
+def _numba() -> ModuleType:
+    module = _numba_module()
+    if module is None:  # use_numba() said yes, so this cannot happen
+        raise RuntimeError("calibkit bug: the numba kernels were chosen but are not importable")
+    return module
+
+
 def use_numba(n_elements: int) -> bool:
     """Whether the numba kernel should handle an input of this many elements."""
     mode = _mode()
@@ -52,8 +59,9 @@ def use_numba(n_elements: int) -> bool:
     module = _numba_module()
     if mode == "numba":
         if module is None:
-            raise InputError("CALIBKIT_KERNEL=numba but numba is not installed: "
-                             "pip install 'calibkit[fast]'.")
+            raise InputError(
+                "CALIBKIT_KERNEL=numba but numba is not installed: pip install 'calibkit[fast]'."
+            )
         return True
     return module is not None and n_elements >= NUMBA_MIN_ELEMENTS
 
@@ -65,6 +73,7 @@ def is_uniform(edges: np.ndarray) -> bool:
 
 # ----------------------------------------------------------------------------- bin index
 
+
 def bin_index(conf: np.ndarray, edges: np.ndarray, closed: str) -> np.ndarray:
     """Bin of each confidence by comparison with ``edges`` (numpy reference).
 
@@ -73,14 +82,15 @@ def bin_index(conf: np.ndarray, edges: np.ndarray, closed: str) -> np.ndarray:
     upper bin and 1 to the last bin.
     """
     m = edges.size - 1
-    side = "left" if closed == "right" else "right"
+    side: Literal["left", "right"] = "left" if closed == "right" else "right"
     idx = np.searchsorted(edges, conf, side=side) - 1
     np.clip(idx, 0, m - 1, out=idx)
     return idx
 
 
-def _bin_sums_numpy(conf: np.ndarray, outcome: np.ndarray, edges: np.ndarray,
-                    closed: str) -> tuple[np.ndarray, np.ndarray]:
+def _bin_sums_numpy(
+    conf: np.ndarray, outcome: np.ndarray, edges: np.ndarray, closed: str
+) -> tuple[np.ndarray, np.ndarray]:
     m = edges.size - 1
     count = np.zeros(m, dtype=np.int64)
     sums = np.zeros((len(SUM_FIELDS), m), dtype=np.float64)
@@ -95,8 +105,9 @@ def _bin_sums_numpy(conf: np.ndarray, outcome: np.ndarray, edges: np.ndarray,
     return count, sums
 
 
-def bin_sums(conf: np.ndarray, outcome: np.ndarray, edges: np.ndarray, closed: str,
-             *, validate: Any) -> tuple[np.ndarray, np.ndarray]:
+def bin_sums(
+    conf: np.ndarray, outcome: np.ndarray, edges: np.ndarray, closed: str, *, validate: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-bin count and the sums of :data:`SUM_FIELDS`.
 
     ``validate(conf, outcome)`` is the input check that raises :class:`InputError`. The numpy
@@ -104,9 +115,9 @@ def bin_sums(conf: np.ndarray, outcome: np.ndarray, edges: np.ndarray, closed: s
     it only when there are some, to produce the message.
     """
     if use_numba(conf.shape[0]):
-        kernels = _numba_module()
-        count, sums, n_bad = kernels.bin_sums(conf, outcome, edges, closed == "right",
-                                              is_uniform(edges))
+        count, sums, n_bad = _numba().bin_sums(
+            conf, outcome, edges, closed == "right", is_uniform(edges)
+        )
         if n_bad:
             validate(conf, outcome)
             raise RuntimeError("calibkit bug: the kernel found invalid values validation missed")
@@ -116,6 +127,7 @@ def bin_sums(conf: np.ndarray, outcome: np.ndarray, edges: np.ndarray, closed: s
 
 
 # ----------------------------------------------------------------------------- top label
+
 
 def _top_label_numpy(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     conf = np.empty(p.shape[0], dtype=np.float64)
@@ -128,16 +140,16 @@ def _top_label_numpy(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return conf, correct
 
 
-def top_label(p: np.ndarray, y: np.ndarray, *, row_sum_atol: float,
-              validate: Any) -> tuple[np.ndarray, np.ndarray]:
+def top_label(
+    p: np.ndarray, y: np.ndarray, *, row_sum_atol: float, validate: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """Confidence (max probability, float64) and correctness (argmax == label) per row.
 
     Ties go to the first largest class, as ``np.argmax``. ``validate(p, y)`` raises on bad input;
     see :func:`bin_sums` for when it runs.
     """
     if use_numba(p.size):
-        kernels = _numba_module()
-        conf, correct, n_bad = kernels.top_label(p, y, row_sum_atol)
+        conf, correct, n_bad = _numba().top_label(p, y, row_sum_atol)
         if n_bad:
             validate(p, y)
             raise RuntimeError("calibkit bug: the kernel found invalid rows validation missed")

@@ -69,8 +69,9 @@ def _bin_sums(conf, outcome, edges, right, uniform):  # pragma: no cover - compi
     bad = np.zeros(n_parts, dtype=np.int64)
     for b in numba.prange(n_parts):
         acc = np.zeros((2 * m, 4))  # private to the thread: no false sharing
-        bad[b] = _accumulate(conf, outcome, edges, right, uniform,
-                             b * n // n_parts, (b + 1) * n // n_parts, acc)
+        bad[b] = _accumulate(
+            conf, outcome, edges, right, uniform, b * n // n_parts, (b + 1) * n // n_parts, acc
+        )
         parts[b] = acc
     return parts.sum(axis=0), bad.sum()
 
@@ -88,8 +89,9 @@ def bin_sums(conf, outcome, edges, right, uniform):
     acc, bad = _bin_sums(conf, outcome, edges, right, uniform)
     neg, pos = acc[0::2], acc[1::2]
     count = (neg[:, 0] + pos[:, 0]).astype(np.int64)
-    sums = np.stack([neg[:, 1] + pos[:, 1], pos[:, 0], neg[:, 2] + pos[:, 2], pos[:, 1],
-                     neg[:, 3] + pos[:, 3]])
+    sums = np.stack(
+        [neg[:, 1] + pos[:, 1], pos[:, 0], neg[:, 2] + pos[:, 2], pos[:, 1], neg[:, 3] + pos[:, 3]]
+    )
     return count, sums, int(bad)
 
 

@@ -296,13 +296,23 @@ def scores(x: Any, *, where: str, name: str = "logits", ndim: int | tuple[int, .
 
 def counts(successes: Any, trials: Any, *, where: str) -> tuple[np.ndarray, np.ndarray]:
     """Success and trial counts (scalars or 1-D arrays of equal length), 0 <= k <= n."""
-    k = float_array(np.atleast_1d(to_numpy_or_scalar(successes, name="successes", where=where)),
-                    name="successes", where=where, ndim=1).astype(np.float64)
-    n = float_array(np.atleast_1d(to_numpy_or_scalar(trials, name="trials", where=where)),
-                    name="trials", where=where, ndim=1).astype(np.float64)
+    k = float_array(
+        np.atleast_1d(to_numpy_or_scalar(successes, name="successes", where=where)),
+        name="successes",
+        where=where,
+        ndim=1,
+    ).astype(np.float64)
+    n = float_array(
+        np.atleast_1d(to_numpy_or_scalar(trials, name="trials", where=where)),
+        name="trials",
+        where=where,
+        ndim=1,
+    ).astype(np.float64)
     if k.size != n.size and n.size != 1 and k.size != 1:
-        raise InputError(f"{where}: successes has {k.size} entries but trials has {n.size}; "
-                         "they must be aligned.")
+        raise InputError(
+            f"{where}: successes has {k.size} entries but trials has {n.size}; "
+            "they must be aligned."
+        )
     k, n = np.broadcast_arrays(k, n)
     finite(k, name="successes", where=where)
     finite(n, name="trials", where=where)
@@ -338,8 +348,10 @@ def positive_int(value: Any, *, name: str, where: str, minimum: int = 1) -> int:
 
 def level(value: Any, *, where: str, name: str = "level") -> float:
     if not isinstance(value, (int, float, np.floating)) or not 0.0 < float(value) < 1.0:
-        raise InputError(f"{where}: {name} must be a probability strictly between 0 and 1 "
-                         f"(e.g. 0.95), got {value!r}.")
+        raise InputError(
+            f"{where}: {name} must be a probability strictly between 0 and 1 "
+            f"(e.g. 0.95), got {value!r}."
+        )
     return float(value)
 
 
@@ -351,8 +363,9 @@ def seed_or_rng(seed: Any, *, where: str) -> np.random.Generator:
     if seed is None:
         return np.random.default_rng(0)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"{where}: seed must be a non-negative integer or a numpy Generator, "
-                         f"got {seed!r}.")
+        raise InputError(
+            f"{where}: seed must be a non-negative integer or a numpy Generator, got {seed!r}."
+        )
     return np.random.default_rng(int(seed))
 
 

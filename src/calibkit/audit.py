@@ -79,15 +79,20 @@ class Audit:
         """One sentence that reads the ECE against its noise floor and the direction of the gap."""
         floor = self.noise_floor
         if self.within_noise:
-            return (f"ECE {self.ece:.4f} is within the noise of a perfectly calibrated forecaster "
-                    f"with these confidences (95th percentile {floor.p95:.4f}).")
-        direction = "overconfident" if self.mean_confidence > self.accuracy_of_event else \
-            "underconfident"
+            return (
+                f"ECE {self.ece:.4f} is within the noise of a perfectly calibrated forecaster "
+                f"with these confidences (95th percentile {floor.p95:.4f})."
+            )
+        direction = (
+            "overconfident" if self.mean_confidence > self.accuracy_of_event else "underconfident"
+        )
         times = self.ece / floor.mean if floor.mean > 0 else math.inf
-        return (f"ECE {self.ece:.4f} is {times:.1f}x the noise floor ({floor.mean:.4f}; 95th "
-                f"percentile {floor.p95:.4f}): miscalibrated beyond noise, {direction} on "
-                f"average (mean confidence {self.mean_confidence:.4f} vs observed "
-                f"{self.accuracy_of_event:.4f}).")
+        return (
+            f"ECE {self.ece:.4f} is {times:.1f}x the noise floor ({floor.mean:.4f}; 95th "
+            f"percentile {floor.p95:.4f}): miscalibrated beyond noise, {direction} on "
+            f"average (mean confidence {self.mean_confidence:.4f} vs observed "
+            f"{self.accuracy_of_event:.4f})."
+        )
 
     @property
     def accuracy_of_event(self) -> float:
@@ -100,9 +105,13 @@ class Audit:
             "kind": self.kind,
             "n": self.n,
             "n_classes": self.n_classes,
-            "binning": {"n_bins": self.n_bins, "requested_bins": self.table.requested_bins,
-                        "strategy": self.table.strategy, "closed": self.table.closed,
-                        "edges": self.table.edges.tolist()},
+            "binning": {
+                "n_bins": self.n_bins,
+                "requested_bins": self.table.requested_bins,
+                "strategy": self.table.strategy,
+                "closed": self.table.closed,
+                "edges": self.table.edges.tolist(),
+            },
             "ece": self.ece,
             "ece_interval": self.ece_interval.to_dict(),
             "noise_floor": self.noise_floor.to_dict(),
@@ -127,17 +136,19 @@ class Audit:
         """(name, value, note) rows of the report, shared by the text and terminal renderers."""
         ci, floor = self.ece_interval, self.noise_floor
         pct = int(round(ci.level * 100))
-        binning = (f"M = {self.n_bins} {self.table.strategy}, {self.table.closed}-closed, "
-                   f"N = {self.n}")
+        binning = (
+            f"M = {self.n_bins} {self.table.strategy}, {self.table.closed}-closed, N = {self.n}"
+        )
         rows = [
-            ("ECE", f"{self.ece:.4f}",
-             f"{pct}% CI [{ci.low:.4f}, {ci.high:.4f}]; {binning}"),
-            ("noise floor", f"{floor.mean:.4f}",
-             f"95th pct {floor.p95:.4f}, {floor.n_sims} simulations of a calibrated forecaster"),
+            ("ECE", f"{self.ece:.4f}", f"{pct}% CI [{ci.low:.4f}, {ci.high:.4f}]; {binning}"),
+            (
+                "noise floor",
+                f"{floor.mean:.4f}",
+                f"95th pct {floor.p95:.4f}, {floor.n_sims} simulations of a calibrated forecaster",
+            ),
             ("MCE", f"{self.mce:.4f}", "largest bin gap (check its count)"),
             ("RMSCE", f"{self.rmsce:.4f}", "L2 calibration error"),
-            ("debiased sq. CE", f"{self.debiased_squared_ce:.6f}",
-             "Kumar et al. 2019, same bins"),
+            ("debiased sq. CE", f"{self.debiased_squared_ce:.6f}", "Kumar et al. 2019, same bins"),
         ]
         if self.classwise_ece is not None:
             rows.append(("class-wise ECE", f"{self.classwise_ece:.4f}", "mean over classes"))
@@ -145,33 +156,56 @@ class Audit:
         d = self.brier_decomposition
         rows += [
             ("Brier", f"{self.brier:.4f}", brier_note),
-            ("  calibration", f"{d.calibration:.4f}",
-             f"+ refinement {d.refinement:.4f} + within-bin {d.within_bin:+.4f} "
-             f"= {d.brier:.4f} ({'top-label event' if self.kind == 'top-label' else 'binary'})"),
-            ("  resolution", f"{d.resolution:.4f}",
-             f"Murphy: reliability - resolution + uncertainty {d.uncertainty:.4f}"),
+            (
+                "  calibration",
+                f"{d.calibration:.4f}",
+                f"+ refinement {d.refinement:.4f} + within-bin {d.within_bin:+.4f} "
+                f"= {d.brier:.4f} ({'top-label event' if self.kind == 'top-label' else 'binary'})",
+            ),
+            (
+                "  resolution",
+                f"{d.resolution:.4f}",
+                f"Murphy: reliability - resolution + uncertainty {d.uncertainty:.4f}",
+            ),
             ("NLL", f"{self.nll:.4f}", "log loss, natural log"),
-            ("AUC", "-" if self.auc is None else f"{self.auc:.4f}",
-             "confidence ranks correct above wrong" if self.kind == "top-label"
-             else "P(label = 1) ranks positives above negatives"),
-            ("accuracy", f"{self.accuracy:.4f}",
-             "argmax" if self.kind == "top-label" else "p >= 0.5 predicts 1"),
+            (
+                "AUC",
+                "-" if self.auc is None else f"{self.auc:.4f}",
+                "confidence ranks correct above wrong"
+                if self.kind == "top-label"
+                else "P(label = 1) ranks positives above negatives",
+            ),
+            (
+                "accuracy",
+                f"{self.accuracy:.4f}",
+                "argmax" if self.kind == "top-label" else "p >= 0.5 predicts 1",
+            ),
             ("mean confidence", f"{self.mean_confidence:.4f}", ""),
         ]
-        rows += [(t.name, "-" if np.isnan(t.statistic) else f"{t.statistic:.3f}",
-                  (format_p(t.p_value) if np.isfinite(t.p_value) else "")
-                  + (f", df = {t.df}" if t.df is not None else "")
-                  + (f"; {t.note}" if t.note else "")) for t in self.tests]
+        rows += [
+            (
+                t.name,
+                "-" if np.isnan(t.statistic) else f"{t.statistic:.3f}",
+                (format_p(t.p_value) if np.isfinite(t.p_value) else "")
+                + (f", df = {t.df}" if t.df is not None else "")
+                + (f"; {t.note}" if t.note else ""),
+            )
+            for t in self.tests
+        ]
         return rows
 
     def __str__(self) -> str:
-        what = ("top-label forecasts of a "
-                f"{self.n_classes}-class model" if self.kind == "top-label"
-                else "binary forecasts (a confidence and its 0/1 outcome)")
+        what = (
+            f"top-label forecasts of a {self.n_classes}-class model"
+            if self.kind == "top-label"
+            else "binary forecasts (a confidence and its 0/1 outcome)"
+        )
         lines = [f"calibkit audit: {self.n} {what}", "", str(self.table), ""]
         width = max(len(r[0]) for r in self.metric_rows())
-        lines += [f"{name:<{width}}  {value:>8}  {note}".rstrip()
-                  for name, value, note in self.metric_rows()]
+        lines += [
+            f"{name:<{width}}  {value:>8}  {note}".rstrip()
+            for name, value, note in self.metric_rows()
+        ]
         lines += ["", self.verdict()]
         return "\n".join(lines)
 
@@ -180,10 +214,21 @@ def _finite_or_none(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def audit(probs: Any, labels: Any, *, from_logits: bool = False, n_bins: int = 15,
-          strategy: str = "uniform", closed: str = "right", edges: Any = None,
-          interval: str | None = "wilson", level: float = 0.95, n_boot: int = 1000,
-          n_sims: int = 1000, seed: int = 0) -> Audit:
+def audit(
+    probs: Any,
+    labels: Any,
+    *,
+    from_logits: bool = False,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    edges: Any = None,
+    interval: str | None = "wilson",
+    level: float = 0.95,
+    n_boot: int = 1000,
+    n_sims: int = 1000,
+    seed: int = 0,
+) -> Audit:
     """Audit the calibration of a model's predictions.
 
     Parameters
@@ -240,23 +285,33 @@ def audit(probs: Any, labels: Any, *, from_logits: bool = False, n_bins: int = 1
         accuracy = float(np.mean(pred == outcome))
         p = conf
     else:
-        raise v.InputError(f"{where}: probs must be 1-D (binary) or 2-D (N, C), got shape "
-                           f"{x.shape}.")
+        raise v.InputError(
+            f"{where}: probs must be 1-D (binary) or 2-D (N, C), got shape {x.shape}."
+        )
 
-    table = make_table(conf, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
-                       edges=edges, interval=interval, level=level, where=where)
+    table = make_table(
+        conf,
+        outcome,
+        n_bins=n_bins,
+        strategy=strategy,
+        closed=closed,
+        edges=edges,
+        interval=interval,
+        level=level,
+        where=where,
+    )
     stats = table.stats
-    binning = dict(n_bins=n_bins, strategy=strategy, closed=closed,
-                   edges=stats.edges if edges is None and strategy == "quantile" else edges)
+    same_bins = stats.edges  # the noise floor and the bootstrap use the table's exact bins
     score_input = x if from_logits else p
     return Audit(
         kind=kind,
         n_classes=n_classes,
         table=table,
         ece=ece_from_stats(stats),
-        ece_interval=bootstrap_ece(conf, outcome, n_boot=n_boot, level=level, seed=seed,
-                                   **binning),
-        noise_floor=noise_floor(conf, n_sims=n_sims, seed=seed, **binning),
+        ece_interval=bootstrap_ece(
+            conf, outcome, edges=same_bins, closed=closed, n_boot=n_boot, level=level, seed=seed
+        ),
+        noise_floor=noise_floor(conf, edges=same_bins, closed=closed, n_sims=n_sims, seed=seed),
         mce=ece_from_stats(stats, norm="max"),
         rmsce=ece_from_stats(stats, norm="l2"),
         debiased_squared_ce=debiased_squared_ce_from_stats(stats),

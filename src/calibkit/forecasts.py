@@ -125,7 +125,9 @@ def top_label(probs: Any, labels: Any, *, from_logits: bool = False) -> Forecast
     p = v.probability_matrix(probs, where=where)
     y = v.labels(labels, n=p.shape[0], n_classes=p.shape[1], where=where)
     conf, correct = _kernels.top_label(
-        p, y, row_sum_atol=v.ROW_SUM_ATOL,
+        p,
+        y,
+        row_sum_atol=v.ROW_SUM_ATOL,
         validate=lambda p, y: v.probability_values(p, where=where),
     )
     return Forecast(conf, correct)
@@ -200,4 +202,3 @@ def binary(probs: Any, labels: Any, *, from_logits: bool = False) -> Forecast:
             conf = v.confidence(arr, where=where, name="probs").astype(np.float64)
     y = v.labels(labels, n=conf.shape[0], n_classes=2, where=where)
     return Forecast(conf, y == 1)
-

@@ -13,7 +13,8 @@ def test_norms_by_hand():
     hit = [0, 0, 1, 1, 0, 0]  # bin (0, .5]: gap -0.2 over 2; bin (.5, 1]: gap -0.4 over 4
     assert ck.ece(conf, hit, n_bins=2) == pytest.approx((2 * 0.2 + 4 * 0.4) / 6)
     assert ck.ece(conf, hit, n_bins=2, norm="l2") == pytest.approx(
-        np.sqrt((2 * 0.04 + 4 * 0.16) / 6))
+        np.sqrt((2 * 0.04 + 4 * 0.16) / 6)
+    )
     assert ck.ece(conf, hit, n_bins=2, norm="max") == pytest.approx(0.4)
 
 

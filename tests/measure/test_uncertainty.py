@@ -60,7 +60,7 @@ def test_bootstrap_interval_brackets_the_estimate_and_is_reproducible():
 def test_bootstrap_from_stats_agrees_with_exact_resampling():
     rng = np.random.default_rng(2)
     conf = rng.uniform(0.3, 1.0, 20_000)
-    hit = rng.random(20_000) < conf ** 1.3
+    hit = rng.random(20_000) < conf**1.3
     exact = ck.bootstrap_ece(conf, hit, n_boot=400, seed=0)
     stats_ = ck.BinStats.from_forecasts(conf, hit, edges=ck.bin_edges(n_bins=15))
     approx = bootstrap_from_stats(stats_, "l1", 2000, np.random.default_rng(0))

@@ -63,8 +63,11 @@ class Predictions:
         parts = []
         for role, value in self.columns.items():
             if isinstance(value, list):
-                value = value[0] if len(value) == 1 else \
-                    f"{value[0]} .. {value[-1]} ({len(value)} columns)"
+                value = (
+                    value[0]
+                    if len(value) == 1
+                    else f"{value[0]} .. {value[-1]} ({len(value)} columns)"
+                )
             parts.append(f"{role}={value}")
         return f"{self.path.name} ({', '.join(parts)})"
 
@@ -73,11 +76,17 @@ class Predictions:
         return f"Predictions: {self.kind} {shape} from {self.describe()}"
 
 
-def read_predictions(path: str | os.PathLike[str], *, format: str | None = None,
-                     label: str | None = None, probs: Names | None = None,
-                     logits: Names | None = None, confidence: str | None = None,
-                     correct: str | None = None,
-                     prediction: str | None = None) -> Predictions:
+def read_predictions(
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    label: str | None = None,
+    probs: Names | None = None,
+    logits: Names | None = None,
+    confidence: str | None = None,
+    correct: str | None = None,
+    prediction: str | None = None,
+) -> Predictions:
     """Read a model's predictions (and the labels) from a CSV, TSV, Parquet, JSONL or NPZ file.
 
     Parameters
@@ -112,21 +121,39 @@ def read_predictions(path: str | os.PathLike[str], *, format: str | None = None,
     fmt = resolve_format(path, format)
     with open_source(path, fmt) as src:
         kind, scores, labels, columns = _resolve(
-            src, label=label, probs=probs, logits=logits, confidence=confidence,
-            correct=correct, prediction=prediction)
-    return Predictions(kind=kind, scores=scores, labels=labels, columns=columns, path=path,
-                       format=fmt)
+            src,
+            label=label,
+            probs=probs,
+            logits=logits,
+            confidence=confidence,
+            correct=correct,
+            prediction=prediction,
+        )
+    return Predictions(
+        kind=kind, scores=scores, labels=labels, columns=columns, path=path, format=fmt
+    )
 
 
 # ----------------------------------------------------------------------------- resolution
 
-def _resolve(src: Source, *, label: str | None, probs: Names | None, logits: Names | None,
-             confidence: str | None, correct: str | None,
-             prediction: str | None) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any]]:
+
+def _resolve(
+    src: Source,
+    *,
+    label: str | None,
+    probs: Names | None,
+    logits: Names | None,
+    confidence: str | None,
+    correct: str | None,
+    prediction: str | None,
+) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any]]:
     if probs is not None and logits is not None:
         raise InputError(f"{WHERE}: pass probs= or logits=, not both (--probs / --logits).")
-    outcome_opts = [n for n, val in (("confidence", confidence), ("correct", correct),
-                                     ("prediction", prediction)) if val is not None]
+    outcome_opts = [
+        n
+        for n, val in (("confidence", confidence), ("correct", correct), ("prediction", prediction))
+        if val is not None
+    ]
     if (probs is not None or logits is not None) and outcome_opts:
         given = "probs" if probs is not None else "logits"
         raise InputError(
@@ -144,15 +171,18 @@ def _resolve(src: Source, *, label: str | None, probs: Names | None, logits: Nam
         kind, names = _detect_kind(src)
 
     if kind == "confidence":
-        return _confidence(src, label=label, confidence=confidence, correct=correct,
-                           prediction=prediction)
+        return _confidence(
+            src, label=label, confidence=confidence, correct=correct, prediction=prediction
+        )
     scores = _scores(src, names, kind)
     label_name = label if label is not None else _detect_label(src, required_for=kind)
     src.require(label_name)
     labels = src.get(label_name, "numeric")
     if labels.ndim != 1:
-        raise InputError(f"{WHERE}: label {label_name!r} must be one column; it is a 2-D "
-                         f"{src.kind_of_name} of shape {labels.shape}.")
+        raise InputError(
+            f"{WHERE}: label {label_name!r} must be one column; it is a 2-D "
+            f"{src.kind_of_name} of shape {labels.shape}."
+        )
     _same_length(src, {names[0]: scores, label_name: labels})
     columns = {kind: names[0] if len(names) == 1 else names, "label": label_name}
     return kind, scores, labels, columns
@@ -172,24 +202,34 @@ def _scores(src: Source, names: list[str], kind: str) -> np.ndarray:
     return np.column_stack(cols)
 
 
-def _confidence(src: Source, *, label: str | None, confidence: str | None, correct: str | None,
-                prediction: str | None) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any]]:
+def _confidence(
+    src: Source,
+    *,
+    label: str | None,
+    confidence: str | None,
+    correct: str | None,
+    prediction: str | None,
+) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any]]:
     if correct is not None and (prediction is not None or label is not None):
         other = "prediction=" if prediction is not None else "label="
         raise InputError(
             f"{WHERE}: correct= gives the outcome directly; {other} is not used with it. Pass "
             "confidence= with correct=, or confidence= with prediction= and label=."
         )
-    conf_name = confidence if confidence is not None else _detect_one(
-        src, CONFIDENCE_NAMES, what="the confidence", option="confidence")
+    conf_name = (
+        confidence
+        if confidence is not None
+        else _detect_one(src, CONFIDENCE_NAMES, what="the confidence", option="confidence")
+    )
     src.require(conf_name)
 
     if correct is None and prediction is None:
         corrects = _matches(src, CORRECT_NAMES)
         preds = _matches(src, PREDICTION_NAMES)
         if label is not None:
-            prediction = _detect_one(src, PREDICTION_NAMES, what="the predicted class",
-                                     option="prediction")
+            prediction = _detect_one(
+                src, PREDICTION_NAMES, what="the predicted class", option="prediction"
+            )
         elif corrects and preds:
             raise InputError(
                 f"{WHERE}: '{src.path}' has both a correctness column ({', '.join(corrects)}) and "
@@ -199,8 +239,9 @@ def _confidence(src: Source, *, label: str | None, confidence: str | None, corre
         elif corrects:
             correct = _detect_one(src, CORRECT_NAMES, what="the outcome", option="correct")
         elif preds:
-            prediction = _detect_one(src, PREDICTION_NAMES, what="the predicted class",
-                                     option="prediction")
+            prediction = _detect_one(
+                src, PREDICTION_NAMES, what="the predicted class", option="prediction"
+            )
         else:
             raise InputError(
                 f"{WHERE}: cannot tell whether each prediction was correct: '{src.path}' has "
@@ -221,23 +262,29 @@ def _confidence(src: Source, *, label: str | None, confidence: str | None, corre
     truth = _one_d(src, label_name, "any")
     _same_length(src, {conf_name: conf, prediction: pred, label_name: truth})
     if (pred.dtype.kind in "US") != (truth.dtype.kind in "US"):
-        text, num = (prediction, label_name) if pred.dtype.kind in "US" else \
-            (label_name, prediction)
+        text, num = (
+            (prediction, label_name) if pred.dtype.kind in "US" else (label_name, prediction)
+        )
         raise InputError(
             f"{WHERE}: {src.kind_of_name} {text!r} holds text but {num!r} holds numbers; "
             "prediction and label must be written the same way to be compared."
         )
     outcome = (pred == truth).astype(np.int8)
-    return "confidence", conf, outcome, {"confidence": conf_name, "prediction": prediction,
-                                         "label": label_name}
+    return (
+        "confidence",
+        conf,
+        outcome,
+        {"confidence": conf_name, "prediction": prediction, "label": label_name},
+    )
 
 
 def _one_d(src: Source, name: str, role: str) -> np.ndarray:
     src.require(name)
     arr = src.get(name, role)
     if arr.ndim != 1:
-        raise InputError(f"{WHERE}: {src.kind_of_name} {name!r} must be one column; it has "
-                         f"shape {arr.shape}.")
+        raise InputError(
+            f"{WHERE}: {src.kind_of_name} {name!r} must be one column; it has shape {arr.shape}."
+        )
     return arr
 
 
@@ -245,11 +292,13 @@ def _same_length(src: Source, arrays: dict[str, np.ndarray]) -> None:
     lengths = {name: arr.shape[0] for name, arr in arrays.items()}
     if len(set(lengths.values())) > 1:
         listed = ", ".join(f"{name!r} has {n}" for name, n in lengths.items())
-        raise InputError(f"{WHERE}: the {src.kind_of_name}s used must have one row per "
-                         f"prediction, but {listed}.")
+        raise InputError(
+            f"{WHERE}: the {src.kind_of_name}s used must have one row per prediction, but {listed}."
+        )
 
 
 # ----------------------------------------------------------------------------- detection
+
 
 def _matches(src: Source, names: Sequence[str]) -> list[str]:
     wanted = {n.lower() for n in names}
@@ -291,15 +340,18 @@ def _detect_one(src: Source, names: Sequence[str], *, what: str, option: str) ->
 
 
 def _detect_label(src: Source, *, required_for: str) -> str:
-    return _detect_one(src, LABEL_NAMES, what=f"the labels (needed with {required_for})",
-                       option="label")
+    return _detect_one(
+        src, LABEL_NAMES, what=f"the labels (needed with {required_for})", option="label"
+    )
 
 
 def _detect_kind(src: Source) -> tuple[str, list[str]]:
     """Find the one family of score columns present: probabilities, logits or a confidence."""
     found: dict[str, list[list[str]]] = {"probs": [], "logits": [], "confidence": []}
-    for kind, globs, matrices in (("probs", PROB_GLOBS, PROB_MATRICES),
-                                  ("logits", LOGIT_GLOBS, LOGIT_MATRICES)):
+    for kind, globs, matrices in (
+        ("probs", PROB_GLOBS, PROB_MATRICES),
+        ("logits", LOGIT_GLOBS, LOGIT_MATRICES),
+    ):
         for pattern in globs:
             hits = _glob(src, pattern, case=False)
             if hits:
@@ -319,8 +371,9 @@ def _detect_kind(src: Source) -> tuple[str, list[str]]:
             f"{src.kind_of_name}s: {column_list(src.names)}. Pass probs=, logits= or "
             f"confidence= (--probs, --logits, --confidence){_candidates(src)}."
         )
-    described = "; ".join(f"{kind}: " + " / ".join(_short(g) for g in groups)
-                          for kind, groups in present.items())
+    described = "; ".join(
+        f"{kind}: " + " / ".join(_short(g) for g in groups) for kind, groups in present.items()
+    )
     if len(present) > 1:
         options = ", ".join(f"{k}= (--{k})" for k in present)
         raise InputError(
@@ -350,8 +403,10 @@ def _expand(src: Source, spec: Names, option: str) -> list[str]:
     """Column names from a list, a comma-separated string or globs, in the order given."""
     items = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
     if not items or any(not isinstance(s, str) or not s for s in items):
-        raise InputError(f"{WHERE}: {option}= needs column names, a comma-separated string or "
-                         f"a glob such as 'prob_*'; got {spec!r}.")
+        raise InputError(
+            f"{WHERE}: {option}= needs column names, a comma-separated string or "
+            f"a glob such as 'prob_*'; got {spec!r}."
+        )
     names: list[str] = []
     for item in items:
         if any(ch in item for ch in "*?["):

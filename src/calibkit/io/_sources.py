@@ -53,8 +53,7 @@ def resolve_format(path: Path, fmt: str | None) -> str:
         key = str(fmt).lower().lstrip(".")
         key = {"tab": "tsv", "pq": "parquet", "ndjson": "jsonl"}.get(key, key)
         if key not in FORMATS:
-            raise InputError(f"{WHERE}: unknown format {fmt!r}; use one of "
-                             f"{', '.join(FORMATS)}.")
+            raise InputError(f"{WHERE}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}.")
         return key
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] in _COMPRESSED:
@@ -62,8 +61,7 @@ def resolve_format(path: Path, fmt: str | None) -> str:
     ext = suffixes[-1] if suffixes else ""
     if ext in _EXTENSIONS:
         return _EXTENSIONS[ext]
-    hint = " For JSON lines, name the file .jsonl or pass format='jsonl'." if ext == ".json" \
-        else ""
+    hint = " For JSON lines, name the file .jsonl or pass format='jsonl'." if ext == ".json" else ""
     raise InputError(
         f"{WHERE}: cannot tell the format of '{path}' from its extension "
         f"{ext or '(none)'!r}; known: {', '.join(sorted(_EXTENSIONS))}. Pass format= one of "
@@ -110,8 +108,10 @@ class Source:
         raise NotImplementedError
 
     def unreadable(self, exc: BaseException) -> InputError:
-        return InputError(f"{WHERE}: could not read '{self.path}' as {self.fmt.upper()}: "
-                          f"{one_line(exc) or type(exc).__name__}")
+        return InputError(
+            f"{WHERE}: could not read '{self.path}' as {self.fmt.upper()}: "
+            f"{one_line(exc) or type(exc).__name__}"
+        )
 
     def require(self, name: str) -> None:
         if name not in self.names:
@@ -122,6 +122,7 @@ class Source:
 
 
 # ----------------------------------------------------------------------------- tables (pyarrow)
+
 
 class TableSource(Source):
     """CSV, TSV and JSON lines are read whole; Parquet column by column."""
@@ -162,8 +163,10 @@ class TableSource(Source):
 
         self.require(name)
         if self.names.count(name) > 1:
-            raise InputError(f"{WHERE}: '{self.path}' has {self.names.count(name)} columns "
-                             f"named {name!r}; rename them so each name is used once.")
+            raise InputError(
+                f"{WHERE}: '{self.path}' has {self.names.count(name)} columns "
+                f"named {name!r}; rename them so each name is used once."
+            )
         if name not in self._columns:
             if self._parquet is not None:
                 try:
@@ -181,8 +184,11 @@ class TableSource(Source):
         import pyarrow as pa
 
         t = self._column(name).type
-        return 2 if pa.types.is_list(t) or pa.types.is_large_list(t) or \
-            pa.types.is_fixed_size_list(t) else 1
+        return (
+            2
+            if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+            else 1
+        )
 
     def get(self, name: str, role: str = "numeric") -> np.ndarray:
         import pyarrow as pa
@@ -222,13 +228,13 @@ class TableSource(Source):
         values = pc.list_flatten(col)
         if values.null_count:
             parents = pc.list_parent_indices(col).to_numpy(zero_copy_only=False)
-            first = int(parents[int(np.argmax(pc.is_null(values).to_numpy(
-                zero_copy_only=False)))])
+            first = int(parents[int(np.argmax(pc.is_null(values).to_numpy(zero_copy_only=False)))])
             raise _nulls(name, values.null_count, first)
         t = values.type
         if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
-            raise InputError(f"{WHERE}: column {name!r} must hold lists of numbers; its "
-                             f"values are {t}.")
+            raise InputError(
+                f"{WHERE}: column {name!r} must hold lists of numbers; its values are {t}."
+            )
         width = int(lengths[0]) if lengths.size else 0
         return values.to_numpy(zero_copy_only=False).reshape(len(col), width)
 
@@ -244,6 +250,7 @@ def _nulls(name: str, count: int, first: int) -> InputError:
 
 # ----------------------------------------------------------------------------- npz (numpy)
 
+
 class NpzSource(Source):
     kind_of_name = "array"
 
@@ -251,16 +258,20 @@ class NpzSource(Source):
         self.path, self.fmt = path, "npz"
         try:
             if not zipfile.is_zipfile(path):
-                raise InputError(f"{WHERE}: could not read '{path}' as NPZ: not a zip archive "
-                                 "(an .npz is written by numpy.savez).")
+                raise InputError(
+                    f"{WHERE}: could not read '{path}' as NPZ: not a zip archive "
+                    "(an .npz is written by numpy.savez)."
+                )
             self._npz = np.load(path, allow_pickle=False)
         except InputError:
             raise
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             raise self.unreadable(exc) from None
         if not isinstance(self._npz, np.lib.npyio.NpzFile):
-            raise InputError(f"{WHERE}: could not read '{path}' as NPZ: it holds a single "
-                             "array, not named arrays.")
+            raise InputError(
+                f"{WHERE}: could not read '{path}' as NPZ: it holds a single "
+                "array, not named arrays."
+            )
         self.names = list(self._npz.files)
         self._arrays: dict[str, np.ndarray] = {}
 
@@ -273,11 +284,14 @@ class NpzSource(Source):
             try:
                 arr = self._npz[name]
             except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
-                raise InputError(f"{WHERE}: could not read array {name!r} of '{self.path}': "
-                                 f"{one_line(exc)}") from None
+                raise InputError(
+                    f"{WHERE}: could not read array {name!r} of '{self.path}': {one_line(exc)}"
+                ) from None
             if arr.ndim not in (1, 2):
-                raise InputError(f"{WHERE}: array {name!r} has shape {arr.shape}; expected a "
-                                 "1-D column or a 2-D (N, C) matrix.")
+                raise InputError(
+                    f"{WHERE}: array {name!r} has shape {arr.shape}; expected a "
+                    "1-D column or a 2-D (N, C) matrix."
+                )
             self._arrays[name] = arr
         return self._arrays[name]
 
@@ -327,5 +341,7 @@ def text_column(name: str, values: np.ndarray, role: str, what: str = "column") 
                 f"{WHERE}: {what} {name!r} must hold numbers; it holds text, first non-number "
                 f"at row {i}: {value!r}."
             ) from None
-    raise InputError(f"{WHERE}: {what} {name!r} holds numbers written as text (e.g. "
-                     f"{str(values[0])!r}); write them as numbers.")
+    raise InputError(
+        f"{WHERE}: {what} {name!r} holds numbers written as text (e.g. "
+        f"{str(values[0])!r}); write them as numbers."
+    )

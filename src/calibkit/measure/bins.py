@@ -39,8 +39,14 @@ class Edges:
         return self.requested - (self.values.size - 1)
 
 
-def bin_edges(confidence: Any = None, *, n_bins: int = 15, strategy: str = "uniform",
-              closed: str = "right", edges: Any = None) -> np.ndarray:
+def bin_edges(
+    confidence: Any = None,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    edges: Any = None,
+) -> np.ndarray:
     """Bin edges from 0 to 1.
 
     ``strategy="uniform"`` gives ``np.linspace(0, 1, n_bins + 1)``; ``"quantile"`` gives
@@ -60,12 +66,20 @@ def bin_edges(confidence: Any = None, *, n_bins: int = 15, strategy: str = "unif
     """
     where = "bin_edges"
     closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
-    return resolve_edges(confidence, n_bins=n_bins, strategy=strategy, edges=edges,
-                         where=where, closed=closed).values
+    return resolve_edges(
+        confidence, n_bins=n_bins, strategy=strategy, edges=edges, where=where, closed=closed
+    ).values
 
 
-def resolve_edges(confidence: np.ndarray | Any, *, n_bins: int, strategy: str, edges: Any,
-                  where: str, closed: str = "right") -> Edges:
+def resolve_edges(
+    confidence: np.ndarray | Any,
+    *,
+    n_bins: int,
+    strategy: str,
+    edges: Any,
+    where: str,
+    closed: str = "right",
+) -> Edges:
     """Edges plus how they were made (used by every binned measure).
 
     Quantile edges that coincide are merged, except that when a whole quantile sits at
@@ -160,8 +174,15 @@ class BinStats:
         return cls(e, closed, np.zeros(m, dtype=np.int64), *zeros)
 
     @classmethod
-    def from_forecasts(cls, confidence: Any, outcome: Any, *, edges: Any,
-                       closed: str = "right", where: str = "BinStats.from_forecasts") -> BinStats:
+    def from_forecasts(
+        cls,
+        confidence: Any,
+        outcome: Any,
+        *,
+        edges: Any,
+        closed: str = "right",
+        where: str = "BinStats.from_forecasts",
+    ) -> BinStats:
         """Statistics of one batch of forecasts, in one pass over the data."""
         e = v.edges(edges, where=where)
         closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
@@ -176,8 +197,9 @@ class BinStats:
         return cls(e, closed, count, *sums)
 
     @classmethod
-    def from_chunks(cls, chunks: Iterable[tuple[Any, Any]], *, edges: Any,
-                    closed: str = "right") -> BinStats:
+    def from_chunks(
+        cls, chunks: Iterable[tuple[Any, Any]], *, edges: Any, closed: str = "right"
+    ) -> BinStats:
         """Accumulate statistics over an iterable of ``(confidence, outcome)`` chunks, holding
         one chunk at a time. Empty chunks add nothing; a stream with no forecasts at all is an
         error."""
@@ -186,11 +208,14 @@ class BinStats:
         for conf, out in chunks:
             if np.size(conf) == 0 and np.size(out) == 0:
                 continue  # an empty batch from a stream adds nothing
-            total = total + cls.from_forecasts(conf, out, edges=total.edges, closed=closed,
-                                               where=where)
+            total = total + cls.from_forecasts(
+                conf, out, edges=total.edges, closed=closed, where=where
+            )
         if total.n == 0:
-            raise InputError(f"{where}: the chunks held no forecasts (empty input); check the "
-                             "source of the stream.")
+            raise InputError(
+                f"{where}: the chunks held no forecasts (empty input); check the "
+                "source of the stream."
+            )
         return total
 
     # -------------------------------------------------------------- algebra
@@ -203,23 +228,36 @@ class BinStats:
                 "compute both with the same edges= (quantile edges differ between chunks: "
                 "compute them once on all the data first)."
             )
-        return BinStats(self.edges, self.closed, self.count + other.count,
-                        *(getattr(self, f) + getattr(other, f) for f in _kernels.SUM_FIELDS))
+        return BinStats(
+            self.edges,
+            self.closed,
+            self.count + other.count,
+            *(getattr(self, f) + getattr(other, f) for f in _kernels.SUM_FIELDS),
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BinStats):
             return NotImplemented
-        return (self.closed == other.closed and np.array_equal(self.edges, other.edges)
-                and np.array_equal(self.count, other.count)
-                and all(np.array_equal(getattr(self, f), getattr(other, f))
-                        for f in _kernels.SUM_FIELDS))
+        return (
+            self.closed == other.closed
+            and np.array_equal(self.edges, other.edges)
+            and np.array_equal(self.count, other.count)
+            and all(
+                np.array_equal(getattr(self, f), getattr(other, f)) for f in _kernels.SUM_FIELDS
+            )
+        )
 
     def allclose(self, other: BinStats, *, rtol: float = 1e-12, atol: float = 1e-12) -> bool:
         """Equal counts and sums equal up to floating-point rounding of the summation order."""
-        return (self.closed == other.closed and np.array_equal(self.edges, other.edges)
-                and np.array_equal(self.count, other.count)
-                and all(np.allclose(getattr(self, f), getattr(other, f), rtol=rtol, atol=atol)
-                        for f in _kernels.SUM_FIELDS))
+        return (
+            self.closed == other.closed
+            and np.array_equal(self.edges, other.edges)
+            and np.array_equal(self.count, other.count)
+            and all(
+                np.allclose(getattr(self, f), getattr(other, f), rtol=rtol, atol=atol)
+                for f in _kernels.SUM_FIELDS
+            )
+        )
 
     # -------------------------------------------------------------- derived
     @property
@@ -249,16 +287,22 @@ class BinStats:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary (lists of numbers)."""
-        out: dict[str, Any] = {"edges": self.edges.tolist(), "closed": self.closed,
-                               "count": self.count.tolist()}
+        out: dict[str, Any] = {
+            "edges": self.edges.tolist(),
+            "closed": self.closed,
+            "count": self.count.tolist(),
+        }
         out.update({f: getattr(self, f).tolist() for f in _kernels.SUM_FIELDS})
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BinStats:
         try:
-            return cls(np.asarray(data["edges"], dtype=np.float64), str(data["closed"]),
-                       np.asarray(data["count"], dtype=np.int64),
-                       *(np.asarray(data[f], dtype=np.float64) for f in _kernels.SUM_FIELDS))
+            return cls(
+                np.asarray(data["edges"], dtype=np.float64),
+                str(data["closed"]),
+                np.asarray(data["count"], dtype=np.int64),
+                *(np.asarray(data[f], dtype=np.float64) for f in _kernels.SUM_FIELDS),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"BinStats.from_dict: malformed statistics ({exc}).") from None

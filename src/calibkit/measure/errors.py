@@ -35,8 +35,16 @@ def ece_from_stats(stats: BinStats, *, norm: str = "l1") -> float:
     return float(np.abs(gap).max())
 
 
-def ece(confidence: Any, outcome: Any, *, n_bins: int = 15, strategy: str = "uniform",
-        closed: str = "right", norm: str = "l1", edges: Any = None) -> float:
+def ece(
+    confidence: Any,
+    outcome: Any,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    norm: str = "l1",
+    edges: Any = None,
+) -> float:
     """Expected calibration error of (confidence, outcome) pairs.
 
     ``norm="l1"`` is ECE (Naeini et al. 2015), ``"l2"`` the root-mean-square calibration error,
@@ -52,13 +60,28 @@ def ece(confidence: Any, outcome: Any, *, n_bins: int = 15, strategy: str = "uni
     >>> round(ck.ece(conf, hit, n_bins=2), 4), round(ck.ece(conf, hit, n_bins=1), 4)
     (0.12, 0.04)
     """
-    stats, _ = binned(confidence, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
-                      edges=edges, where="ece")
+    stats, _ = binned(
+        confidence,
+        outcome,
+        n_bins=n_bins,
+        strategy=strategy,
+        closed=closed,
+        edges=edges,
+        where="ece",
+    )
     return ece_from_stats(stats, norm=norm)
 
 
-def classwise_ece(probs: Any, labels: Any, *, n_bins: int = 15, strategy: str = "uniform",
-                  closed: str = "right", norm: str = "l1", from_logits: bool = False) -> float:
+def classwise_ece(
+    probs: Any,
+    labels: Any,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    norm: str = "l1",
+    from_logits: bool = False,
+) -> float:
     """Class-wise ECE: the mean over classes k of the ECE of the forecast P(class k) for the
     event label == k (Kull et al. 2019).
 
@@ -68,8 +91,10 @@ def classwise_ece(probs: Any, labels: Any, *, n_bins: int = 15, strategy: str = 
     >>> round(ck.classwise_ece([[0.8, 0.2], [0.3, 0.7]], [0, 0], n_bins=1), 4)
     0.45
     """
-    errors = [ece(f.confidence, f.outcome, n_bins=n_bins, strategy=strategy, closed=closed,
-                  norm=norm) for f in classwise(probs, labels, from_logits=from_logits)]
+    errors = [
+        ece(f.confidence, f.outcome, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm)
+        for f in classwise(probs, labels, from_logits=from_logits)
+    ]
     return float(np.mean(errors))
 
 
@@ -82,9 +107,15 @@ def debiased_squared_ce_from_stats(stats: BinStats) -> float:
     return float(np.sum(n_b * (gap_sq - acc * (1.0 - acc) / (n_b - 1))) / stats.n)
 
 
-def debiased_squared_ce(confidence: Any, outcome: Any, *, n_bins: int = 15,
-                        strategy: str = "quantile", closed: str = "right",
-                        edges: Any = None) -> float:
+def debiased_squared_ce(
+    confidence: Any,
+    outcome: Any,
+    *,
+    n_bins: int = 15,
+    strategy: str = "quantile",
+    closed: str = "right",
+    edges: Any = None,
+) -> float:
     """Debiased squared calibration error (Kumar, Liang and Ma 2019).
 
     The plug-in sum_b (n_b / N) (acc_b - conf_b)^2 is biased upward by the sampling variance of
@@ -102,6 +133,13 @@ def debiased_squared_ce(confidence: Any, outcome: Any, *, n_bins: int = 15,
     >>> ck.debiased_squared_ce([0.25, 0.25, 0.75, 0.75], [1, 0, 1, 0], edges=[0, 0.5, 1])
     -0.1875
     """
-    stats, _ = binned(confidence, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
-                      edges=edges, where="debiased_squared_ce")
+    stats, _ = binned(
+        confidence,
+        outcome,
+        n_bins=n_bins,
+        strategy=strategy,
+        closed=closed,
+        edges=edges,
+        where="debiased_squared_ce",
+    )
     return debiased_squared_ce_from_stats(stats)

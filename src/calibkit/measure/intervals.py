@@ -13,8 +13,9 @@ __all__ = ["INTERVALS", "binomial_interval"]
 INTERVALS = ("wilson", "clopper-pearson", "jeffreys")
 
 
-def binomial_interval(successes: Any, trials: Any, *, method: str = "wilson",
-                      level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def binomial_interval(
+    successes: Any, trials: Any, *, method: str = "wilson", level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided interval for a proportion, elementwise; NaN where ``trials`` is 0.
 
     ``"wilson"`` is the score interval, ``"clopper-pearson"`` the exact (conservative) beta
@@ -51,12 +52,16 @@ def binomial_interval(successes: Any, trials: Any, *, method: str = "wilson",
     else:
         from scipy.special import betaincinv
 
-        a_lo, b_lo, a_hi, b_hi = (k, n - k + 1, k + 1, n - k) if method == "clopper-pearson" \
+        a_lo, b_lo, a_hi, b_hi = (
+            (k, n - k + 1, k + 1, n - k)
+            if method == "clopper-pearson"
             else (k + 0.5, n - k + 0.5, k + 0.5, n - k + 0.5)
+        )
         with np.errstate(invalid="ignore"):
             lo[ok] = np.where(k == 0, 0.0, betaincinv(np.maximum(a_lo, 1e-300), b_lo, alpha / 2))
-            hi[ok] = np.where(k == n, 1.0,
-                              betaincinv(a_hi, np.maximum(b_hi, 1e-300), 1.0 - alpha / 2))
+            hi[ok] = np.where(
+                k == n, 1.0, betaincinv(a_hi, np.maximum(b_hi, 1e-300), 1.0 - alpha / 2)
+            )
     if scalar:
         return lo[0], hi[0]
     return lo, hi

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +14,8 @@ from .intervals import INTERVALS, binomial_interval
 __all__ = ["ReliabilityRow", "ReliabilityTable", "reliability_bins"]
 
 
-class ReliabilityRow(NamedTuple):
+@dataclass(frozen=True)
+class ReliabilityRow:
     """One bin. ``conf``, ``acc``, ``gap`` (= acc - conf), ``se`` and the interval are NaN for an
     empty bin."""
 
@@ -91,17 +92,30 @@ class ReliabilityTable:
         if self.interval is None:
             nan = np.full(self.count.shape, np.nan)
             return nan, nan.copy()
-        lo, hi = binomial_interval(self.stats.sum_outcome, self.count, method=self.interval,
-                                   level=self.level)
+        lo, hi = binomial_interval(
+            self.stats.sum_outcome, self.count, method=self.interval, level=self.level
+        )
         return np.asarray(lo), np.asarray(hi)
 
     @property
     def rows(self) -> tuple[ReliabilityRow, ...]:
         ci_low, ci_high = self.ci
-        columns = zip(self.lo, self.hi, self.count, self.conf, self.acc, self.gap, self.se,
-                      ci_low, ci_high, strict=True)
-        return tuple(ReliabilityRow(float(a), float(b), int(c), *map(float, rest))
-                     for a, b, c, *rest in columns)
+        columns = zip(
+            self.lo,
+            self.hi,
+            self.count,
+            self.conf,
+            self.acc,
+            self.gap,
+            self.se,
+            ci_low,
+            ci_high,
+            strict=True,
+        )
+        return tuple(
+            ReliabilityRow(float(a), float(b), int(c), *map(float, rest))
+            for a, b, c, *rest in columns
+        )
 
     def bin_labels(self) -> list[str]:
         """Interval notation of each bin, e.g. ``(0.1, 0.2]`` for right-closed bins."""
@@ -128,27 +142,33 @@ class ReliabilityTable:
             "edges": self.edges.tolist(),
             "interval": self.interval,
             "level": self.level,
-            "rows": [{k: _json(x) for k, x in row._asdict().items()} for row in self.rows],
+            "rows": [{k: _json(x) for k, x in asdict(row).items()} for row in self.rows],
         }
 
     def __str__(self) -> str:
         labels = self.bin_labels()
         width = max(len(s) for s in labels + ["bin"])
         ci_head = f"{int(round(self.level * 100))}% {self.interval}" if self.interval else ""
-        head = (f"{'bin':<{width}}  {'count':>7}  {'conf':>6}  {'acc':>6}  {'gap':>7}  "
-                f"{'se':>6}  {ci_head}")
+        head = (
+            f"{'bin':<{width}}  {'count':>7}  {'conf':>6}  {'acc':>6}  {'gap':>7}  "
+            f"{'se':>6}  {ci_head}"
+        )
         lines = [head.rstrip()]
         for label, row in zip(labels, self.rows, strict=True):
             if row.count == 0:
                 lines.append(f"{label:<{width}}  {0:>7}  {'-':>6}  {'-':>6}  {'-':>7}  {'-':>6}")
                 continue
             ci = f"[{row.ci_low:.4f}, {row.ci_high:.4f}]" if self.interval else ""
-            lines.append(f"{label:<{width}}  {row.count:>7}  {row.conf:>6.4f}  {row.acc:>6.4f}  "
-                         f"{row.gap:>+7.4f}  {row.se:>6.4f}  {ci}".rstrip())
+            lines.append(
+                f"{label:<{width}}  {row.count:>7}  {row.conf:>6.4f}  {row.acc:>6.4f}  "
+                f"{row.gap:>+7.4f}  {row.se:>6.4f}  {ci}".rstrip()
+            )
         collapsed = self.requested_bins - self.stats.n_bins
         note = f", {collapsed} collapsed by ties" if collapsed > 0 else ""
-        lines.append(f"N = {self.n}, M = {self.stats.n_bins} {self.strategy} bins{note}, "
-                     f"{self.closed}-closed; gap = acc - conf (negative = overconfident)")
+        lines.append(
+            f"N = {self.n}, M = {self.stats.n_bins} {self.strategy} bins{note}, "
+            f"{self.closed}-closed; gap = acc - conf (negative = overconfident)"
+        )
         return "\n".join(lines)
 
 
@@ -163,21 +183,43 @@ def _json(x: Any) -> Any:
     return x
 
 
-def binned(confidence: Any, outcome: Any, *, n_bins: int, strategy: str, closed: str,
-           edges: Any, where: str) -> tuple[BinStats, Edges]:
+def binned(
+    confidence: Any,
+    outcome: Any,
+    *,
+    n_bins: int,
+    strategy: str,
+    closed: str,
+    edges: Any,
+    where: str,
+) -> tuple[BinStats, Edges]:
     """Validate, choose edges and accumulate :class:`BinStats` (shared by every binned measure)."""
     closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
-    made = resolve_edges(confidence if strategy == "quantile" and edges is None else None,
-                         n_bins=n_bins, strategy=strategy, edges=edges, where=where,
-                         closed=closed)
-    stats = BinStats.from_forecasts(confidence, outcome, edges=made.values, closed=closed,
-                                    where=where)
+    made = resolve_edges(
+        confidence if strategy == "quantile" and edges is None else None,
+        n_bins=n_bins,
+        strategy=strategy,
+        edges=edges,
+        where=where,
+        closed=closed,
+    )
+    stats = BinStats.from_forecasts(
+        confidence, outcome, edges=made.values, closed=closed, where=where
+    )
     return stats, made
 
 
-def reliability_bins(confidence: Any, outcome: Any, *, n_bins: int = 15,
-                     strategy: str = "uniform", closed: str = "right", edges: Any = None,
-                     interval: str | None = "wilson", level: float = 0.95) -> ReliabilityTable:
+def reliability_bins(
+    confidence: Any,
+    outcome: Any,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    edges: Any = None,
+    interval: str | None = "wilson",
+    level: float = 0.95,
+) -> ReliabilityTable:
     """Reliability table of (confidence, outcome) pairs.
 
     Parameters
@@ -203,16 +245,42 @@ def reliability_bins(confidence: Any, outcome: Any, *, n_bins: int = 15,
     >>> [(r.count, round(r.conf, 2), round(r.acc, 2)) for r in t.rows]
     [(4, 0.4, 0.5), (6, 0.8, 0.67)]
     """
-    return make_table(confidence, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
-                      edges=edges, interval=interval, level=level, where="reliability_bins")
+    return make_table(
+        confidence,
+        outcome,
+        n_bins=n_bins,
+        strategy=strategy,
+        closed=closed,
+        edges=edges,
+        interval=interval,
+        level=level,
+        where="reliability_bins",
+    )
 
 
-def make_table(confidence: Any, outcome: Any, *, n_bins: int, strategy: str, closed: str,
-               edges: Any, interval: str | None, level: float, where: str) -> ReliabilityTable:
+def make_table(
+    confidence: Any,
+    outcome: Any,
+    *,
+    n_bins: int,
+    strategy: str,
+    closed: str,
+    edges: Any,
+    interval: str | None,
+    level: float,
+    where: str,
+) -> ReliabilityTable:
     """:func:`reliability_bins`, with errors reported as coming from ``where``."""
     if interval is not None:
         interval = v.choice(interval, name="interval", allowed=INTERVALS, where=where)
     level = v.level(level, where=where)
-    stats, made = binned(confidence, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
-                         edges=edges, where=where)
+    stats, made = binned(
+        confidence,
+        outcome,
+        n_bins=n_bins,
+        strategy=strategy,
+        closed=closed,
+        edges=edges,
+        where=where,
+    )
     return ReliabilityTable(stats, made.strategy, made.requested, interval, level)

@@ -18,15 +18,19 @@ __all__ = ["BrierDecomposition", "accuracy", "brier", "brier_decomposition", "nl
 _CHUNK = 1 << 16
 
 
-def _binary_or_multiclass(probs: Any, labels: Any, *, from_logits: bool,
-                          where: str) -> tuple[np.ndarray, np.ndarray]:
+def _binary_or_multiclass(
+    probs: Any, labels: Any, *, from_logits: bool, where: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Validated (scores, labels): 1-D is P(label = 1) (or a binary logit), 2-D is (N, C)."""
     if from_logits:
         x = v.scores(probs, where=where, ndim=(1, 2))
     else:
         arr = v.to_numpy(probs, name="probs", where=where)
-        x = v.probabilities(arr, where=where) if arr.ndim == 2 else v.confidence(
-            arr, where=where, name="probs")
+        x = (
+            v.probabilities(arr, where=where)
+            if arr.ndim == 2
+            else v.confidence(arr, where=where, name="probs")
+        )
     n_classes = 2 if x.ndim == 1 else x.shape[1]
     return x, v.labels(labels, n=x.shape[0], n_classes=n_classes, where=where)
 
@@ -180,8 +184,9 @@ def decompose_stats(stats: BinStats) -> BrierDecomposition:
     conf = stats.sum_conf[nz] / cnt
     acc = stats.sum_outcome[nz] / cnt
     base = stats.sum_outcome.sum() / n
-    total_sq = stats.sum_conf_sq.sum() - 2.0 * stats.sum_conf_outcome.sum() \
-        + stats.sum_outcome.sum()
+    total_sq = (
+        stats.sum_conf_sq.sum() - 2.0 * stats.sum_conf_outcome.sum() + stats.sum_outcome.sum()
+    )
     spread = stats.sum_conf_sq[nz] - cnt * conf * conf
     covariance = stats.sum_conf_outcome[nz] - cnt * conf * acc
     return BrierDecomposition(
@@ -196,9 +201,15 @@ def decompose_stats(stats: BinStats) -> BrierDecomposition:
     )
 
 
-def brier_decomposition(confidence: Any, outcome: Any, *, n_bins: int = 15,
-                        strategy: str = "uniform", closed: str = "right",
-                        edges: Any = None) -> BrierDecomposition:
+def brier_decomposition(
+    confidence: Any,
+    outcome: Any,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    edges: Any = None,
+) -> BrierDecomposition:
     """Calibration + refinement (seed 000) and reliability - resolution + uncertainty
     (Murphy, seed 002) of a binary forecast's Brier score, with the within-bin remainder.
 
@@ -214,6 +225,13 @@ def brier_decomposition(confidence: Any, outcome: Any, *, n_bins: int = 15,
     >>> abs(d.within_bin) < 1e-12
     True
     """
-    stats, _ = binned(confidence, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
-                      edges=edges, where="brier_decomposition")
+    stats, _ = binned(
+        confidence,
+        outcome,
+        n_bins=n_bins,
+        strategy=strategy,
+        closed=closed,
+        edges=edges,
+        where="brier_decomposition",
+    )
     return decompose_stats(stats)

@@ -33,6 +33,7 @@ _BLOCK = 1 << 22
 
 # ----------------------------------------------------------------------------- noise floor
 
+
 @dataclass(frozen=True)
 class NoiseFloor:
     """ECE of a forecaster calibrated by construction (outcomes drawn Bernoulli(confidence)),
@@ -51,13 +52,16 @@ class NoiseFloor:
         return asdict(self)
 
     def __str__(self) -> str:
-        return (f"noise floor (calibrated by construction, N = {self.n}, M = {self.n_bins}, "
-                f"{self.n_sims} simulations): mean {self.mean:.4f}, 95th percentile "
-                f"{self.p95:.4f}")
+        return (
+            f"noise floor (calibrated by construction, N = {self.n}, M = {self.n_bins}, "
+            f"{self.n_sims} simulations): mean {self.mean:.4f}, 95th percentile "
+            f"{self.p95:.4f}"
+        )
 
 
-def _simulated_bin_sums(conf: np.ndarray, idx: np.ndarray, m: int, n_sims: int,
-                        rng: np.random.Generator) -> tuple[np.ndarray, str]:
+def _simulated_bin_sums(
+    conf: np.ndarray, idx: np.ndarray, m: int, n_sims: int, rng: np.random.Generator
+) -> tuple[np.ndarray, str]:
     """Per-bin sums of Bernoulli(conf) outcomes, shape (n_sims, m)."""
     out = np.zeros((n_sims, m))
     approximated = False
@@ -79,17 +83,33 @@ def _simulated_bin_sums(conf: np.ndarray, idx: np.ndarray, m: int, n_sims: int,
             out[:, b] = rng.normal(members.sum(), np.sqrt(var), n_sims)
         else:  # Poisson on each side (Le Cam): near-certain events and near-impossible ones
             low = members <= 0.5
-            out[:, b] = (rng.poisson(members[low].sum(), n_sims) + np.count_nonzero(~low)
-                         - rng.poisson((1.0 - members[~low]).sum(), n_sims))
-    method = "exact" if not approximated else (
-        f"exact for bins of <= {EXACT_BIN_MAX} forecasts; normal (or Poisson, for near-0/1 "
-        "forecasts) approximation of the sum of Bernoulli outcomes in larger bins")
+            out[:, b] = (
+                rng.poisson(members[low].sum(), n_sims)
+                + np.count_nonzero(~low)
+                - rng.poisson((1.0 - members[~low]).sum(), n_sims)
+            )
+    method = (
+        "exact"
+        if not approximated
+        else (
+            f"exact for bins of <= {EXACT_BIN_MAX} forecasts; normal (or Poisson, for near-0/1 "
+            "forecasts) approximation of the sum of Bernoulli outcomes in larger bins"
+        )
+    )
     return out, method
 
 
-def noise_floor(confidence: Any, *, n_bins: int = 15, strategy: str = "uniform",
-                closed: str = "right", edges: Any = None, norm: str = "l1",
-                n_sims: int = 1000, seed: int | np.random.Generator | None = 0) -> NoiseFloor:
+def noise_floor(
+    confidence: Any,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    edges: Any = None,
+    norm: str = "l1",
+    n_sims: int = 1000,
+    seed: int | np.random.Generator | None = 0,
+) -> NoiseFloor:
     """Simulated ECE of a perfectly calibrated forecaster with these confidences.
 
     Outcomes are drawn Bernoulli(confidence) ``n_sims`` times (vectorised, seeded); each draw's
@@ -110,20 +130,30 @@ def noise_floor(confidence: Any, *, n_bins: int = 15, strategy: str = "uniform",
     closed = v.choice(closed, name="closed", allowed=("right", "left"), where=where)
     rng = v.seed_or_rng(seed, where=where)
     conf = v.confidence(confidence, where=where).astype(np.float64)
-    made = resolve_edges(conf, n_bins=n_bins, strategy=strategy, edges=edges, where=where,
-                         closed=closed)
+    made = resolve_edges(
+        conf, n_bins=n_bins, strategy=strategy, edges=edges, where=where, closed=closed
+    )
     m = made.values.size - 1
     idx = _kernels.bin_index(conf, made.values, closed)
     sums, method = _simulated_bin_sums(conf, idx, m, n_sims, rng)
     count = np.bincount(idx, minlength=m)
     sum_conf = np.bincount(idx, weights=conf, minlength=m)
     values = _ece_rows(count, sum_conf, sums, norm)
-    return NoiseFloor(float(values.mean()), float(np.percentile(values, 95)), n_sims,
-                      conf.size, m, norm, seed if isinstance(seed, int) else None, method)
+    return NoiseFloor(
+        float(values.mean()),
+        float(np.percentile(values, 95)),
+        n_sims,
+        conf.size,
+        m,
+        norm,
+        seed if isinstance(seed, int) else None,
+        method,
+    )
 
 
-def _ece_rows(count: np.ndarray, sum_conf: np.ndarray, sum_outcome: np.ndarray,
-              norm: str) -> np.ndarray:
+def _ece_rows(
+    count: np.ndarray, sum_conf: np.ndarray, sum_outcome: np.ndarray, norm: str
+) -> np.ndarray:
     """ECE of each row of per-bin outcome sums (shape (R, M)) against fixed counts/sums."""
     n = count.sum(axis=-1)
     diff = sum_outcome - sum_conf
@@ -137,6 +167,7 @@ def _ece_rows(count: np.ndarray, sum_conf: np.ndarray, sum_outcome: np.ndarray,
 
 
 # ----------------------------------------------------------------------------- bootstrap
+
 
 @dataclass(frozen=True)
 class BootstrapInterval:
@@ -154,14 +185,25 @@ class BootstrapInterval:
         return asdict(self)
 
     def __str__(self) -> str:
-        return (f"{self.estimate:.4f} ({int(round(self.level * 100))}% bootstrap interval "
-                f"{self.low:.4f} to {self.high:.4f}, {self.n_boot} resamples)")
+        return (
+            f"{self.estimate:.4f} ({int(round(self.level * 100))}% bootstrap interval "
+            f"{self.low:.4f} to {self.high:.4f}, {self.n_boot} resamples)"
+        )
 
 
-def bootstrap_ece(confidence: Any, outcome: Any, *, n_bins: int = 15, strategy: str = "uniform",
-                  closed: str = "right", edges: Any = None, norm: str = "l1",
-                  n_boot: int = 1000, level: float = 0.95,
-                  seed: int | np.random.Generator | None = 0) -> BootstrapInterval:
+def bootstrap_ece(
+    confidence: Any,
+    outcome: Any,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    edges: Any = None,
+    norm: str = "l1",
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int | np.random.Generator | None = 0,
+) -> BootstrapInterval:
     """Percentile bootstrap interval for ECE (rows resampled with replacement; bins fixed).
 
     Vectorised: resamples are drawn as blocks of indices and binned with one ``bincount`` per
@@ -183,8 +225,15 @@ def bootstrap_ece(confidence: Any, outcome: Any, *, n_bins: int = 15, strategy: 
     n_boot = v.positive_int(n_boot, name="n_boot", where=where)
     level = v.level(level, where=where)
     rng = v.seed_or_rng(seed, where=where)
-    stats, _ = binned(confidence, outcome, n_bins=n_bins, strategy=strategy, closed=closed,
-                      edges=edges, where=where)
+    stats, _ = binned(
+        confidence,
+        outcome,
+        n_bins=n_bins,
+        strategy=strategy,
+        closed=closed,
+        edges=edges,
+        where=where,
+    )
     n = stats.n
     if n * n_boot <= EXACT_BOOTSTRAP_MAX:
         conf = np.asarray(v.confidence(confidence, where=where), dtype=np.float64)
@@ -196,12 +245,25 @@ def bootstrap_ece(confidence: Any, outcome: Any, *, n_bins: int = 15, strategy: 
         method = "multinomial bin counts, normal within-bin gaps"
     alpha = 1.0 - level
     low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    return BootstrapInterval(ece_from_stats(stats, norm=norm), float(low), float(high), level,
-                             n_boot, seed if isinstance(seed, int) else None, method)
+    return BootstrapInterval(
+        ece_from_stats(stats, norm=norm),
+        float(low),
+        float(high),
+        level,
+        n_boot,
+        seed if isinstance(seed, int) else None,
+        method,
+    )
 
 
-def _bootstrap_exact(conf: np.ndarray, out: np.ndarray, stats: BinStats, norm: str,
-                     n_boot: int, rng: np.random.Generator) -> np.ndarray:
+def _bootstrap_exact(
+    conf: np.ndarray,
+    out: np.ndarray,
+    stats: BinStats,
+    norm: str,
+    n_boot: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
     n, m = conf.size, stats.n_bins
     idx = _kernels.bin_index(conf, stats.edges, stats.closed)
     values = np.empty(n_boot)
@@ -217,8 +279,9 @@ def _bootstrap_exact(conf: np.ndarray, out: np.ndarray, stats: BinStats, norm: s
     return values
 
 
-def bootstrap_from_stats(stats: BinStats, norm: str, n_boot: int,
-                         rng: np.random.Generator) -> np.ndarray:
+def bootstrap_from_stats(
+    stats: BinStats, norm: str, n_boot: int, rng: np.random.Generator
+) -> np.ndarray:
     """Bootstrap ECE values from binned statistics alone (for data too large to resample)."""
     n = stats.n
     cnt = np.maximum(stats.count, 1).astype(np.float64)
@@ -226,7 +289,9 @@ def bootstrap_from_stats(stats: BinStats, norm: str, n_boot: int,
     # within-bin variance of d = y - p: E[y] - 2E[py] + E[p^2] - (acc - conf)^2
     var_d = np.maximum(
         (stats.sum_outcome - 2.0 * stats.sum_conf_outcome + stats.sum_conf_sq) / cnt
-        - (acc - conf) ** 2, 0.0)
+        - (acc - conf) ** 2,
+        0.0,
+    )
     counts = rng.multinomial(n, stats.count / n, size=n_boot).astype(np.float64)
     safe = np.maximum(counts, 1.0)
     gaps = (acc - conf) + rng.standard_normal(counts.shape) * np.sqrt(var_d / safe)
@@ -235,6 +300,7 @@ def bootstrap_from_stats(stats: BinStats, norm: str, n_boot: int,
 
 
 # ----------------------------------------------------------------------------- tests
+
 
 @dataclass(frozen=True)
 class TestResult:
@@ -273,12 +339,20 @@ def spiegelhalter_from_stats(stats: BinStats) -> TestResult:
     """Spiegelhalter's Z from binned statistics (the bins play no role in the statistic)."""
     from scipy.stats import norm
 
-    numerator = float(stats.sum_outcome.sum() - stats.sum_conf.sum()
-                      - 2.0 * stats.sum_conf_outcome.sum() + 2.0 * stats.sum_conf_sq.sum())
+    numerator = float(
+        stats.sum_outcome.sum()
+        - stats.sum_conf.sum()
+        - 2.0 * stats.sum_conf_outcome.sum()
+        + 2.0 * stats.sum_conf_sq.sum()
+    )
     variance = float(stats.sum_var_weight.sum())
     if variance <= 0.0:
-        return TestResult("Spiegelhalter Z", float("nan"), float("nan"),
-                          note="undefined: every forecast is 0, 0.5 or 1")
+        return TestResult(
+            "Spiegelhalter Z",
+            float("nan"),
+            float("nan"),
+            note="undefined: every forecast is 0, 0.5 or 1",
+        )
     z = numerator / np.sqrt(variance)
     return TestResult("Spiegelhalter Z", float(z), float(2.0 * norm.sf(abs(z))))
 
@@ -297,8 +371,15 @@ def spiegelhalter_z(confidence: Any, outcome: Any) -> TestResult:
     >>> round(t.statistic, 4)
     1.0
     """
-    stats, _ = binned(confidence, outcome, n_bins=1, strategy="uniform", closed="right",
-                      edges=None, where="spiegelhalter_z")
+    stats, _ = binned(
+        confidence,
+        outcome,
+        n_bins=1,
+        strategy="uniform",
+        closed="right",
+        edges=None,
+        where="spiegelhalter_z",
+    )
     return spiegelhalter_from_stats(stats)
 
 
@@ -321,13 +402,19 @@ def hosmer_lemeshow_from_stats(stats: BinStats, *, fitted: bool = False) -> Test
     groups = int(nz.sum())
     df = groups - 2 if fitted else groups
     if df < 1:
-        return TestResult("Hosmer-Lemeshow", stat, float("nan"), df,
-                          note=f"undefined: only {groups} non-empty groups")
+        return TestResult(
+            "Hosmer-Lemeshow",
+            stat,
+            float("nan"),
+            df,
+            note=f"undefined: only {groups} non-empty groups",
+        )
     return TestResult("Hosmer-Lemeshow", stat, float(chi2.sf(stat, df)), df, note=note)
 
 
-def hosmer_lemeshow(confidence: Any, outcome: Any, *, n_groups: int = 10,
-                    fitted: bool = False) -> TestResult:
+def hosmer_lemeshow(
+    confidence: Any, outcome: Any, *, n_groups: int = 10, fitted: bool = False
+) -> TestResult:
     """Hosmer-Lemeshow test over ``n_groups`` equal-mass groups of the forecasts.
 
     C = sum_g (O_g - E_g)^2 / (E_g (1 - E_g / n_g)), with O_g the observed and E_g the expected
@@ -344,6 +431,13 @@ def hosmer_lemeshow(confidence: Any, outcome: Any, *, n_groups: int = 10,
     """
     where = "hosmer_lemeshow"
     n_groups = v.positive_int(n_groups, name="n_groups", where=where)
-    stats, _ = binned(confidence, outcome, n_bins=n_groups, strategy="quantile",
-                      closed="right", edges=None, where=where)
+    stats, _ = binned(
+        confidence,
+        outcome,
+        n_bins=n_groups,
+        strategy="quantile",
+        closed="right",
+        edges=None,
+        where=where,
+    )
     return hosmer_lemeshow_from_stats(stats, fitted=fitted)

@@ -24,8 +24,11 @@ def render_audit(audit: Audit, console: Console, *, source: str | None = None) -
     ``source`` says where the predictions came from (e.g. ``Predictions.describe()``).
     A bin's gap is red when its mean confidence lies outside its accuracy interval.
     """
-    what = (f"top-label forecasts of a {audit.n_classes}-class model"
-            if audit.kind == "top-label" else "binary forecasts")
+    what = (
+        f"top-label forecasts of a {audit.n_classes}-class model"
+        if audit.kind == "top-label"
+        else "binary forecasts"
+    )
     header = Text.assemble(("calibkit audit", "bold"), f": N = {audit.n} {what}")
     if source:
         header.append(f", from {source}")
@@ -59,8 +62,7 @@ def reliability_table(audit: Audit) -> Table:
             continue
         outside = table.interval is not None and not (row.ci_low <= row.conf <= row.ci_high)
         gap = Text(f"{row.gap:+.4f}", style="bold red" if outside else "")
-        cells = [label, str(row.count), f"{row.conf:.4f}", f"{row.acc:.4f}", gap,
-                 f"{row.se:.4f}"]
+        cells = [label, str(row.count), f"{row.conf:.4f}", f"{row.acc:.4f}", gap, f"{row.se:.4f}"]
         if table.interval:
             cells.append(_interval(row.ci_low, row.ci_high))
         out.add_row(*cells)
@@ -72,8 +74,10 @@ def reliability_note(audit: Audit) -> str:
     table = audit.table
     collapsed = table.requested_bins - audit.n_bins
     ties = f", {collapsed} collapsed by ties" if collapsed > 0 else ""
-    note = (f"N = {table.n}, M = {audit.n_bins} {table.strategy} bins{ties}, "
-            f"{table.closed}-closed; gap = acc - conf (negative = overconfident)")
+    note = (
+        f"N = {table.n}, M = {audit.n_bins} {table.strategy} bins{ties}, "
+        f"{table.closed}-closed; gap = acc - conf (negative = overconfident)"
+    )
     if table.interval:
         note += f"; red gap: conf outside the {int(round(table.level * 100))}% interval"
     return note
