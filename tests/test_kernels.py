@@ -277,9 +277,11 @@ def _probs(n: int, c: int, dtype, seed: int = 0) -> tuple[np.ndarray, np.ndarray
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n", [SMALL, BIG // 4 + 1])  # the second is above the threshold (C=4)
-def test_top_label_agrees_with_max_and_argmax(kernel, n, dtype):
-    p, labels = _probs(n, 4, dtype)
+@pytest.mark.parametrize("c", [4, 40])  # the narrow and the wide (bit-pattern) kernel
+@pytest.mark.parametrize("size", ["small", "big"])
+def test_top_label_agrees_with_max_and_argmax(kernel, size, c, dtype):
+    n = SMALL if size == "small" else BIG // c + 1  # above the threshold
+    p, labels = _probs(n, c, dtype)
     f = ck.top_label(p, labels)
     np.testing.assert_array_equal(f.confidence, p.max(axis=1).astype(np.float64))
     np.testing.assert_array_equal(f.outcome, np.argmax(p, axis=1) == labels)
@@ -290,7 +292,7 @@ def test_top_label_agrees_with_max_and_argmax(kernel, n, dtype):
 
 def test_top_label_paths_agree(monkeypatch):
     pytest.importorskip("numba")
-    for n, c in ((SMALL, 3), (BIG // 5 + 1, 5)):
+    for n, c in ((SMALL, 3), (BIG // 5 + 1, 5), (BIG // 40 + 1, 40)):
         p, labels = _probs(n, c, np.float32, seed=1)
         out = {}
         for mode in ("numpy", "numba"):
@@ -300,19 +302,23 @@ def test_top_label_paths_agree(monkeypatch):
         np.testing.assert_array_equal(out["numpy"].outcome, out["numba"].outcome)
 
 
-@pytest.mark.parametrize("n", [SMALL, BIG // 4 + 1])
+@pytest.mark.parametrize("c", [4, 40])
+@pytest.mark.parametrize("size", ["small", "big"])
 @pytest.mark.parametrize("case", ["nan", "above one", "negative", "row sum"])
-def test_top_label_invalid_rows_give_the_same_message_on_both_paths(monkeypatch, n, case):
-    p, labels = _probs(n, 4, np.float64, seed=2)
+def test_top_label_invalid_rows_give_the_same_message_on_both_paths(monkeypatch, size, c, case):
+    n = SMALL if size == "small" else BIG // c + 1
+    p, labels = _probs(n, c, np.float64, seed=2)
     row = n // 2 + 3
+    p[row] = 0.0
     if case == "nan":
+        p[row, :2] = [0.5, 0.5]
         p[row, 2] = np.nan
     elif case == "above one":
-        p[row] = [1.2, 0.0, 0.0, -0.2]
+        p[row, [0, c - 1]] = [1.2, -0.2]
     elif case == "negative":
-        p[row] = [0.6, -0.1, 0.3, 0.2]
+        p[row, :4] = [0.6, -0.1, 0.3, 0.2]
     else:
-        p[row] = [0.5, 0.3, 0.1, 0.2]  # sums to 1.1
+        p[row, :4] = [0.5, 0.3, 0.1, 0.2]  # sums to 1.1
     messages = {}
     for mode in ("numpy", "numba"):
         _force(monkeypatch, mode)
@@ -321,6 +327,21 @@ def test_top_label_invalid_rows_give_the_same_message_on_both_paths(monkeypatch,
         messages[mode] = str(info.value)
     assert messages["numpy"] == messages["numba"]
     assert f"row {row}" in messages["numpy"]
+
+
+@pytest.mark.parametrize("c", [4, 40])
+def test_negative_zero_is_a_valid_probability_on_both_paths(monkeypatch, c):
+    # -0.0 >= 0; the wide kernel's bit-pattern check flags it and hands over to numpy
+    p, labels = _probs(BIG // c + 1, c, np.float32, seed=3)
+    p[7] = 0.0
+    p[7, 0] = 1.0
+    p[7, 1] = -0.0
+    out = {}
+    for mode in ("numpy", "numba"):
+        _force(monkeypatch, mode)
+        out[mode] = ck.top_label(p, labels)
+    np.testing.assert_array_equal(out["numpy"].confidence, out["numba"].confidence)
+    np.testing.assert_array_equal(out["numpy"].outcome, out["numba"].outcome)
 
 
 # --------------------------------------------------------------------------- dispatch

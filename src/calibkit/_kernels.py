@@ -111,18 +111,16 @@ def bin_sums(
     """Per-bin count and the sums of :data:`SUM_FIELDS`.
 
     ``validate(conf, outcome)`` is the input check that raises :class:`InputError`. The numpy
-    path calls it first; the numba path counts invalid values inside its single pass and calls
-    it only when there are some, to produce the message.
+    path calls it first; the numba path counts suspect values inside its single pass and, only
+    when there are some, hands over to validation and the numpy path.
     """
     if use_numba(conf.shape[0]):
         count, sums, n_bad = _numba().bin_sums(
             conf, outcome, edges, closed == "right", is_uniform(edges)
         )
-        if n_bad:
-            validate(conf, outcome)
-            raise RuntimeError("calibkit bug: the kernel found invalid values validation missed")
-        return count, sums
-    validate(conf, outcome)
+        if not n_bad:
+            return count, sums
+    validate(conf, outcome)  # raises on bad input; the kernel's check is only a quick filter
     return _bin_sums_numpy(conf, outcome, edges, closed)
 
 
@@ -150,9 +148,7 @@ def top_label(
     """
     if use_numba(p.size):
         conf, correct, n_bad = _numba().top_label(p, y, row_sum_atol)
-        if n_bad:
-            validate(p, y)
-            raise RuntimeError("calibkit bug: the kernel found invalid rows validation missed")
-        return conf, correct
-    validate(p, y)
+        if not n_bad:
+            return conf, correct
+    validate(p, y)  # raises on bad input; the kernel's check is only a quick filter
     return _top_label_numpy(p, y)
