@@ -16,8 +16,9 @@ from __future__ import annotations
 import gc
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -94,8 +95,9 @@ class Bandwidth:
         return read_floor(*arrays_or_nbytes, bw=self)
 
 
-def read_bandwidth(arr: np.ndarray | None = None, repeat: int = 5,
-                   nbytes: int = 1 << 30) -> Bandwidth:
+def read_bandwidth(
+    arr: np.ndarray | None = None, repeat: int = 5, nbytes: int = 1 << 30
+) -> Bandwidth:
     """Measure this machine's single-core streaming read bandwidth, in this run.
 
     Times ``np.add.reduce(arr)`` (a single-threaded, SIMD, pairwise float64 sum: it is limited
@@ -203,8 +205,9 @@ def peak_extra_memory(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
 _CHUNK = 1 << 22  # rows per generation chunk (~4M)
 
 
-def make_topLabel(N: int, C: int, seed: int = 0, true_temperature: float = 0.8,
-                  chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def make_topLabel(
+    N: int, C: int, seed: int = 0, true_temperature: float = 0.8, chunk: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Top-label benchmark data: ``probs`` float32 (N, C) C-contiguous, rows summing to 1
     (to float32 rounding), and ``labels`` int64 (N,).
 
@@ -240,8 +243,9 @@ def make_topLabel(N: int, C: int, seed: int = 0, true_temperature: float = 0.8,
     return probs, labels
 
 
-def make_binary(N: int, seed: int = 0, true_power: float = 1.0,
-                chunk: int = _CHUNK * 4) -> tuple[np.ndarray, np.ndarray]:
+def make_binary(
+    N: int, seed: int = 0, true_power: float = 1.0, chunk: int = _CHUNK * 4
+) -> tuple[np.ndarray, np.ndarray]:
     """Binary benchmark data: ``p`` float64 (N,) ~ Uniform[0, 1) -- the predicted probability
     of label 1 -- and ``y`` **int8** (N,) in {0, 1}, y ~ Bernoulli(p ** true_power).
 
@@ -258,7 +262,7 @@ def make_binary(N: int, seed: int = 0, true_power: float = 1.0,
         e = min(N, s + chunk)
         ps = rng.random(e - s)
         p[s:e] = ps
-        q = ps if true_power == 1.0 else ps ** true_power
+        q = ps if true_power == 1.0 else ps**true_power
         np.less(rng.random(e - s), q, out=y[s:e], casting="unsafe")
         del ps, q
     return p, y
@@ -288,11 +292,20 @@ def fmt_bytes(b: float | None) -> str:
 
 if __name__ == "__main__":  # quick self-check
     bw = read_bandwidth()
-    print(f"read bandwidth: {bw.gb_per_s:.2f} GB/s ({fmt_seconds(bw.best_s)} for {fmt_bytes(bw.nbytes)})")
+    print(
+        f"read bandwidth: {bw.gb_per_s:.2f} GB/s "
+        f"({fmt_seconds(bw.best_s)} for {fmt_bytes(bw.nbytes)})"
+    )
     p, y = make_binary(10**6, seed=1)
     print("binary", p.dtype, y.dtype, p.mean(), y.mean())
     P, L = make_topLabel(10**5, 10, seed=1)
-    print("topLabel", P.dtype, L.dtype, np.abs(P.sum(1) - 1).max(), P.max(1).mean(),
-          (P.argmax(1) == L).mean())
+    print(
+        "topLabel",
+        P.dtype,
+        L.dtype,
+        np.abs(P.sum(1) - 1).max(),
+        P.max(1).mean(),
+        (P.argmax(1) == L).mean(),
+    )
     print("extra mem of np.sort copy of 8 MB:", fmt_bytes(peak_extra_memory(np.sort, p)))
     print(os.getpid(), timeit(np.sort, p).best)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -86,7 +86,8 @@ if torch is not None:
     torch.set_grad_enabled(False)
 _tm = _try_import("torchmetrics", lambda: __import__("torchmetrics.classification").classification)
 _tmf = _try_import(
-    "torchmetrics", lambda: __import__("torchmetrics.functional.classification").functional.classification
+    "torchmetrics",
+    lambda: __import__("torchmetrics.functional.classification").functional.classification,
 )
 _netcal = _try_import("netcal", lambda: __import__("netcal.metrics").metrics)
 _pm = _try_import("probmetrics", lambda: __import__("probmetrics.metrics").metrics)
@@ -95,7 +96,7 @@ _rp = _try_import("relplot", lambda: __import__("relplot"))
 _skcal = _try_import("scikit-learn", lambda: __import__("sklearn.calibration").calibration)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _pm_metrics():
     # Metrics.from_names builds the whole candidate registry (~0.1 s): one-time setup, not timed.
     return _pm.Metrics.from_names([f"ece-{N_BINS}"])
@@ -130,8 +131,12 @@ def torchmetrics_fn_toplabel(probs: np.ndarray, labels: np.ndarray) -> float:
     :func:`torchmetrics_toplabel` (float32 accumulation, left-closed bins)."""
     return float(
         _tmf.multiclass_calibration_error(
-            torch.from_numpy(probs), torch.from_numpy(labels), num_classes=probs.shape[1],
-            n_bins=N_BINS, norm="l1", validate_args=False,
+            torch.from_numpy(probs),
+            torch.from_numpy(labels),
+            num_classes=probs.shape[1],
+            n_bins=N_BINS,
+            norm="l1",
+            validate_args=False,
         )
     )
 
@@ -160,7 +165,9 @@ def probmetrics_toplabel(probs: np.ndarray, labels: np.ndarray) -> float:
     binned L1 ECE of the clamped/renormalised probs (differs from the raw one by ~1e-7).
     The metric registry is built once and cached (not timed).
     """
-    res = _pm_metrics().compute_all_from_labels_probs(torch.from_numpy(labels), torch.from_numpy(probs))
+    res = _pm_metrics().compute_all_from_labels_probs(
+        torch.from_numpy(labels), torch.from_numpy(probs)
+    )
     return float(res[f"ece-{N_BINS}"])
 
 
@@ -204,7 +211,9 @@ def relplot_binned_toplabel(probs: np.ndarray, labels: np.ndarray) -> float:
 
 
 def _sklearn_ece(y_true: np.ndarray, y_prob: np.ndarray) -> float:
-    prob_true, prob_pred = _skcal.calibration_curve(y_true, y_prob, n_bins=N_BINS, strategy="uniform")
+    prob_true, prob_pred = _skcal.calibration_curve(
+        y_true, y_prob, n_bins=N_BINS, strategy="uniform"
+    )
     # calibration_curve drops empty bins and returns no counts: recount with ITS binning
     # (searchsorted on the 14 interior edges, side='left' = right-closed bins).
     edges = np.linspace(0.0, 1.0, N_BINS + 1)
@@ -357,7 +366,9 @@ def _available(d: dict[str, Callable]) -> dict[str, Callable]:
     out = {}
     for k, f in d.items():
         lib = _LIB[k]
-        if lib in IMPORT_ERRORS or (lib in ("torchmetrics", "probmetrics") and "torch" in IMPORT_ERRORS):
+        if lib in IMPORT_ERRORS or (
+            lib in ("torchmetrics", "probmetrics") and "torch" in IMPORT_ERRORS
+        ):
             continue
         out[k] = f
     return out
@@ -397,7 +408,9 @@ def check_agreement(N: int = 200_000, seed: int = 0, tol: float = 1e-6) -> list[
                 v = reg[name](*args)
                 rows.append((task, data, name, v, ref, abs(v - ref), abs(v - ref) <= tol))
             except Exception as e:  # noqa: BLE001
-                rows.append((task, data, name, float("nan"), ref, float("nan"), f"{type(e).__name__}: {e}"))
+                rows.append(
+                    (task, data, name, float("nan"), ref, float("nan"), f"{type(e).__name__}: {e}")
+                )
     return rows
 
 

@@ -18,8 +18,6 @@ PIP=("$VENV/bin/python" -m pip)
 "${PIP[@]}" install "torch==2.13.0"
 # 2. the peers; the requirements file repeats torch==2.13.0 so nothing can replace it.
 "${PIP[@]}" install -r "$HERE/requirements.txt"
-# 3. calibkit itself, last: this may fail while the package is still being written.
-if ! "${PIP[@]}" install -e "$ROOT"; then
-    echo "setup_env.sh: 'pip install -e $ROOT' failed (calibkit not installable yet); peers are installed." >&2
-fi
+# 3. calibkit itself, with its fused kernel (the [fast] extra).
+"${PIP[@]}" install -e "$ROOT[fast]"
 "$VENV/bin/python" -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__; print('torch', torch.__version__)"
