@@ -82,9 +82,23 @@ def bin_index(conf: np.ndarray, edges: np.ndarray, closed: str) -> np.ndarray:
     upper bin and 1 to the last bin.
     """
     m = edges.size - 1
+    if not is_uniform(edges):
+        return _search(conf, edges, closed)
+    # equal widths: floor(x * m) is the bin unless x lies within rounding of an edge, where the
+    # comparison with the edge array decides (a binary search on every value is 10x slower)
+    scaled = conf * m
+    idx = scaled.astype(np.int32)
+    frac = scaled - idx
+    near = (frac < 1e-12 * m) | (frac > 1.0 - 1e-12 * m) | (idx > m - 1)
+    if near.any():
+        idx[near] = _search(conf[near], edges, closed)
+    return idx
+
+
+def _search(conf: np.ndarray, edges: np.ndarray, closed: str) -> np.ndarray:
     side: Literal["left", "right"] = "left" if closed == "right" else "right"
     idx = np.searchsorted(edges, conf, side=side) - 1
-    np.clip(idx, 0, m - 1, out=idx)
+    np.clip(idx, 0, edges.size - 2, out=idx)
     return idx
 
 
