@@ -19,7 +19,10 @@ from ._errors import InputError
 #: softmax output and probabilities written with a few decimals, and rejects logits and scores.
 ROW_SUM_ATOL = 1e-3
 
-_LOGITS_HINT = "If these are logits, pass from_logits=True (or --logits on the command line)."
+_LOGITS_HINT = (
+    "If these are logits or scores, turn them into probabilities first (ck.softmax, ck.sigmoid, "
+    "or from_logits=True where a function offers it; --logits on the command line)."
+)
 
 
 def to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:

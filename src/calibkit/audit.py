@@ -278,7 +278,7 @@ def audit(
 
             conf = sigmoid(v.scores(x, where=where, ndim=1))
         else:
-            conf = v.confidence(x, where=where, name="probs").astype(np.float64)
+            conf = v.confidence(x, where=where, name="probs").astype(np.float64, copy=False)
         y = v.labels(labels, n=conf.shape[0], n_classes=2, where=where)
         outcome = y == 1
         pred = x >= 0 if from_logits else conf >= 0.5

@@ -50,7 +50,7 @@ def log_softmax(logits: Any, *, axis: int = -1) -> np.ndarray:
     >>> ck.log_softmax([[0.0, 0.0]]).round(6).tolist()
     [[-0.693147, -0.693147]]
     """
-    z = v.scores(logits, where="log_softmax", ndim=(1, 2)).astype(np.float64)
+    z = v.scores(logits, where="log_softmax", ndim=(1, 2)).astype(np.float64, copy=False)
     z = z - z.max(axis=axis, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
 
@@ -66,7 +66,7 @@ def softmax(logits: Any, *, axis: int = -1) -> np.ndarray:
     >>> round(float(ck.softmax([2.0, 1.0, 0.0]).max()), 3)
     0.665
     """
-    z = v.scores(logits, where="softmax", ndim=(1, 2)).astype(np.float64)
+    z = v.scores(logits, where="softmax", ndim=(1, 2)).astype(np.float64, copy=False)
     e = np.exp(z - z.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
@@ -80,7 +80,7 @@ def sigmoid(scores: Any) -> np.ndarray:
     >>> ck.sigmoid([0.0, -800.0, 800.0]).tolist()
     [0.5, 0.0, 1.0]
     """
-    s = v.scores(scores, where="sigmoid", name="scores", ndim=(1, 2)).astype(np.float64)
+    s = v.scores(scores, where="sigmoid", name="scores", ndim=(1, 2)).astype(np.float64, copy=False)
     out = np.empty_like(s)
     pos = s >= 0
     out[pos] = 1.0 / (1.0 + np.exp(-s[pos]))
@@ -98,7 +98,7 @@ def logit(probs: Any) -> np.ndarray:
     >>> ck.logit([0.5, 0.25]).round(6).tolist()
     [0.0, -1.098612]
     """
-    p = v.confidence(probs, where="logit", name="probs").astype(np.float64)
+    p = v.confidence(probs, where="logit", name="probs").astype(np.float64, copy=False)
     with np.errstate(divide="ignore"):
         return np.log(p) - np.log1p(-p)
 
@@ -144,7 +144,7 @@ def _top_label_logits(z: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndar
     conf = np.empty(n, dtype=np.float64)
     correct = np.empty(n, dtype=bool)
     for start in range(0, n, _CHUNK_ROWS):
-        block = z[start : start + _CHUNK_ROWS].astype(np.float64)
+        block = z[start : start + _CHUNK_ROWS].astype(np.float64, copy=False)
         pred = block.argmax(axis=1)
         top = np.take_along_axis(block, pred[:, None], axis=1)
         # max softmax probability = 1 / sum_c exp(z_c - z_max)
@@ -197,8 +197,8 @@ def binary(probs: Any, labels: Any, *, from_logits: bool = False) -> Forecast:
                     f"{where}: expected 1-D P(label = 1) or an (N, 2) matrix, got {arr.shape}; "
                     "for more classes use ck.top_label or ck.classwise."
                 )
-            conf = v.probabilities(arr, where=where)[:, 1].astype(np.float64)
+            conf = v.probabilities(arr, where=where)[:, 1].astype(np.float64, copy=False)
         else:
-            conf = v.confidence(arr, where=where, name="probs").astype(np.float64)
+            conf = v.confidence(arr, where=where, name="probs").astype(np.float64, copy=False)
     y = v.labels(labels, n=conf.shape[0], n_classes=2, where=where)
     return Forecast(conf, y == 1)

@@ -95,7 +95,7 @@ def resolve_edges(
         return Edges(np.linspace(0.0, 1.0, n_bins + 1), strategy, n_bins)
     if confidence is None:
         raise InputError(f"{where}: quantile edges need the confidences they are computed from.")
-    conf = v.confidence(confidence, where=where).astype(np.float64)
+    conf = v.confidence(confidence, where=where).astype(np.float64, copy=False)
     inner = np.quantile(conf, np.arange(1, n_bins) / n_bins)
     values = np.unique(np.concatenate(([0.0], inner, [1.0])))
     if closed == "right" and inner.size and inner[0] == 0.0:

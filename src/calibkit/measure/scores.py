@@ -52,7 +52,7 @@ def brier(probs: Any, labels: Any, *, from_logits: bool = False) -> float:
     """
     x, y = _binary_or_multiclass(probs, labels, from_logits=from_logits, where="brier")
     if x.ndim == 1:
-        p = _sigmoid(x) if from_logits else x.astype(np.float64)
+        p = _sigmoid(x) if from_logits else x.astype(np.float64, copy=False)
         return float(np.mean((p - y) ** 2))
     total = 0.0
     for start in range(0, x.shape[0], _CHUNK):
@@ -103,7 +103,7 @@ def nll(probs: Any, labels: Any, *, from_logits: bool = False) -> float:
             total += float(np.sum(lse - z[np.arange(len(z)), y[start : start + _CHUNK]]))
         return total / x.shape[0]
     if x.ndim == 1:
-        p = x.astype(np.float64)
+        p = x.astype(np.float64, copy=False)
         true = np.where(y == 1, p, 1.0 - p)
     else:
         true = x[np.arange(x.shape[0]), y].astype(np.float64)

@@ -129,7 +129,7 @@ def noise_floor(
     n_sims = v.positive_int(n_sims, name="n_sims", where=where)
     closed = v.choice(closed, name="closed", allowed=("right", "left"), where=where)
     rng = v.seed_or_rng(seed, where=where)
-    conf = v.confidence(confidence, where=where).astype(np.float64)
+    conf = v.confidence(confidence, where=where).astype(np.float64, copy=False)
     made = resolve_edges(
         conf, n_bins=n_bins, strategy=strategy, edges=edges, where=where, closed=closed
     )
@@ -284,7 +284,7 @@ def bootstrap_from_stats(
 ) -> np.ndarray:
     """Bootstrap ECE values from binned statistics alone (for data too large to resample)."""
     n = stats.n
-    cnt = np.maximum(stats.count, 1).astype(np.float64)
+    cnt = np.maximum(stats.count, 1).astype(np.float64, copy=False)
     conf, acc = stats.sum_conf / cnt, stats.sum_outcome / cnt
     # within-bin variance of d = y - p: E[y] - 2E[py] + E[p^2] - (acc - conf)^2
     var_d = np.maximum(
@@ -292,7 +292,7 @@ def bootstrap_from_stats(
         - (acc - conf) ** 2,
         0.0,
     )
-    counts = rng.multinomial(n, stats.count / n, size=n_boot).astype(np.float64)
+    counts = rng.multinomial(n, stats.count / n, size=n_boot).astype(np.float64, copy=False)
     safe = np.maximum(counts, 1.0)
     gaps = (acc - conf) + rng.standard_normal(counts.shape) * np.sqrt(var_d / safe)
     diff = np.where(counts > 0, gaps * counts, 0.0)
@@ -388,7 +388,7 @@ def hosmer_lemeshow_from_stats(stats: BinStats, *, fitted: bool = False) -> Test
     from scipy.stats import chi2
 
     nz = stats.count > 0
-    n_g = stats.count[nz].astype(np.float64)
+    n_g = stats.count[nz].astype(np.float64, copy=False)
     observed, expected = stats.sum_outcome[nz], stats.sum_conf[nz]
     denom = expected * (1.0 - expected / n_g)
     degenerate = denom <= 0.0
