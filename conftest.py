@@ -1,0 +1,6 @@
+"""Collection settings shared by the tests and the doctests of src/."""
+
+import importlib.util
+
+# The numba kernels are an optional extra; without numba their module cannot be imported.
+collect_ignore_glob = [] if importlib.util.find_spec("numba") else ["src/calibkit/_numba_kernels.py"]

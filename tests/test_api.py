@@ -1,0 +1,107 @@
+"""The public face: the names DESIGN.md promises, a sorted __all__, and a light import."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+
+import calibkit as ck
+
+EXPECTED = [
+    "Audit",
+    "BinStats",
+    "BootstrapInterval",
+    "BrierDecomposition",
+    "CalibkitWarning",
+    "Forecast",
+    "InputError",
+    "NoiseFloor",
+    "Predictions",
+    "ReliabilityRow",
+    "ReliabilityTable",
+    "TestResult",
+    "accuracy",
+    "auc",
+    "audit",
+    "bin_edges",
+    "bin_index",
+    "binary",
+    "binomial_interval",
+    "bootstrap_ece",
+    "brier",
+    "brier_decomposition",
+    "classwise",
+    "classwise_ece",
+    "debiased_squared_ce",
+    "ece",
+    "hosmer_lemeshow",
+    "log_softmax",
+    "logit",
+    "nll",
+    "noise_floor",
+    "read_predictions",
+    "reliability_bins",
+    "sigmoid",
+    "softmax",
+    "spiegelhalter_z",
+    "top_label",
+]
+
+
+def test_all_is_sorted_and_pinned():
+    assert ck.__all__ == sorted(ck.__all__)
+    assert ck.__all__ == EXPECTED
+    for name in ck.__all__:
+        assert hasattr(ck, name), name
+
+
+def test_contract_signatures_from_design():
+    # arrays first, options keyword-only, the defaults DESIGN.md states
+    def keyword_defaults(fn):
+        params = inspect.signature(fn).parameters.values()
+        return {p.name: p.default for p in params if p.kind is p.KEYWORD_ONLY}
+
+    assert keyword_defaults(ck.reliability_bins) == {
+        "n_bins": 15,
+        "strategy": "uniform",
+        "closed": "right",
+        "edges": None,
+        "interval": "wilson",
+        "level": 0.95,
+    }
+    assert keyword_defaults(ck.ece) == {
+        "n_bins": 15,
+        "strategy": "uniform",
+        "closed": "right",
+        "norm": "l1",
+        "edges": None,
+    }
+    for fn in (ck.brier, ck.nll, ck.accuracy):
+        assert list(inspect.signature(fn).parameters)[:2] == ["probs", "labels"]
+    assert list(inspect.signature(ck.auc).parameters) == ["scores", "labels"]
+
+
+def test_errors_are_value_errors_and_warnings_user_warnings():
+    assert issubclass(ck.InputError, ValueError)
+    assert issubclass(ck.CalibkitWarning, UserWarning)
+
+
+def test_import_is_light():
+    code = (
+        "import sys, calibkit; "
+        "print(sorted(m for m in ('scipy', 'pyarrow', 'rich', 'typer', 'numba', 'pandas') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_results_are_frozen():
+    import dataclasses
+
+    import pytest
+
+    table = ck.reliability_bins([0.2, 0.8], [0, 1], n_bins=2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        table.level = 0.5  # type: ignore[misc]
