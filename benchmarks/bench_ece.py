@@ -30,7 +30,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# torch and numba both run OpenMP thread pools in this one process; on two cores, threads that
+# spin-wait after one library's parallel region steal the cores of the next library's. Passive
+# waiting keeps each library's time its own (set before either is imported).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
