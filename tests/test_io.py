@@ -371,14 +371,6 @@ def test_permission_denied(tmp_path, monkeypatch):
         read_predictions(path)
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads every file")
-def test_permission_denied_for_real(tmp_path):
-    path = write(tmp_path / "p.csv", {"confidence": [0.5], "correct": [1]})
-    path.chmod(0)
-    with pytest.raises(InputError, match="permission denied"):
-        read_predictions(path)
-
-
 @pytest.mark.parametrize(
     ("name", "options", "match"),
     [
