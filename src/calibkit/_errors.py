@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CalibkitWarning", "InputError"]
+__all__ = ["CalibkitWarning", "InputError", "NotFittedError"]
 
 
 class InputError(ValueError):
@@ -16,3 +16,8 @@ class InputError(ValueError):
 class CalibkitWarning(UserWarning):
     """Input calibkit can use but that looks suspicious (for example a probability of exactly 0
     given to the true class, which makes the log loss infinite)."""
+
+
+class NotFittedError(InputError, AttributeError):
+    """A calibrator was used before ``fit`` (an :class:`InputError` and an AttributeError, like
+    scikit-learn's)."""

@@ -166,3 +166,11 @@ def top_label(
             return conf, correct
     validate(p, y)  # raises on bad input; the kernel's check is only a quick filter
     return _top_label_numpy(p, y)
+
+
+# ----------------------------------------------------------------------------- temperature
+
+
+def temperature_sums(scores: np.ndarray, labels: np.ndarray, beta: float) -> np.ndarray:
+    """Sums of the NLL and its first two derivatives in beta = 1/T (numba kernel)."""
+    return np.asarray(_numba().temperature_sums(scores, labels, beta))

@@ -188,3 +188,69 @@ def top_label(p, y, atol):
     else:
         bits, one = p.view(np.uint64), np.uint64(0x3FF0000000000000)
     return _top_label_wide(p, bits, one, y, atol)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _temperature_multiclass(z, y, beta):  # pragma: no cover - compiled
+    n, c = z.shape
+    n_parts = max(1, min(_PARTS, n // 64))
+    parts = np.zeros((n_parts, 3))
+    for b in numba.prange(n_parts):
+        value = gradient = curvature = 0.0
+        for i in range(b * n // n_parts, (b + 1) * n // n_parts):
+            top = np.float64(z[i, 0])
+            for j in range(1, c):
+                top = max(top, np.float64(z[i, j]))
+            s0 = s1 = s2 = 0.0
+            for j in range(c):
+                d = np.float64(z[i, j]) - top
+                if d == -np.inf:  # log of a probability of exactly 0
+                    continue
+                w = np.exp(beta * d)
+                s0 += w
+                s1 += w * d
+                s2 += w * d * d
+            mean = s1 / s0
+            true = np.float64(z[i, y[i]]) - top
+            value += np.log(s0) - beta * true
+            gradient += mean - true
+            curvature += max(s2 / s0 - mean * mean, 0.0)
+        parts[b, 0] = value
+        parts[b, 1] = gradient
+        parts[b, 2] = curvature
+    return parts.sum(axis=0)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _temperature_binary(s, y, beta):  # pragma: no cover - compiled
+    n = s.shape[0]
+    n_parts = max(1, min(_PARTS, n // _BLOCK))
+    parts = np.zeros((n_parts, 3))
+    for b in numba.prange(n_parts):
+        value = gradient = curvature = 0.0
+        for i in range(b * n // n_parts, (b + 1) * n // n_parts):
+            x = np.float64(s[i])
+            sign = 1.0 if y[i] == 1 else -1.0
+            margin = sign * x * beta
+            # softplus(-margin) and sigmoid(-margin), without overflow
+            if margin > 0:
+                e = np.exp(-margin)
+                value += np.log1p(e)
+                wrong = e / (1.0 + e)
+            else:
+                e = np.exp(margin)
+                value += -margin + np.log1p(e)
+                wrong = 1.0 / (1.0 + e)
+            gradient += -sign * x * wrong
+            curvature += x * x * wrong * (1.0 - wrong)
+        parts[b, 0] = value
+        parts[b, 1] = gradient
+        parts[b, 2] = curvature
+    return parts.sum(axis=0)
+
+
+def temperature_sums(scores, labels, beta):
+    """Sums over rows of the NLL and its first two derivatives in beta."""
+    if scores.ndim == 1:
+        return _temperature_binary(scores, labels, float(beta))
+    return _temperature_multiclass(scores, labels, float(beta))
