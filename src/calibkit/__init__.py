@@ -7,7 +7,7 @@ Audit whether a model that says 0.9 is right 9 times in 10, with the uncertainty
 0.4
 """
 
-from ._errors import CalibkitWarning, InputError
+from ._errors import CalibkitWarning, InputError, NotFittedError
 from .audit import Audit, audit
 from .forecasts import (
     Forecast,
@@ -45,6 +45,13 @@ from .measure import (
     reliability_bins,
     spiegelhalter_z,
 )
+from .recalibrate import (
+    Calibrator,
+    TemperatureScaling,
+    fit_temperature,
+    load_calibrator,
+    save_calibrator,
+)
 
 __version__ = "0.1.0"
 
@@ -54,12 +61,15 @@ __all__ = [
     "BootstrapInterval",
     "BrierDecomposition",
     "CalibkitWarning",
+    "Calibrator",
     "Forecast",
     "InputError",
     "NoiseFloor",
+    "NotFittedError",
     "Predictions",
     "ReliabilityRow",
     "ReliabilityTable",
+    "TemperatureScaling",
     "TestResult",
     "accuracy",
     "auc",
@@ -75,13 +85,16 @@ __all__ = [
     "classwise_ece",
     "debiased_squared_ce",
     "ece",
+    "fit_temperature",
     "hosmer_lemeshow",
+    "load_calibrator",
     "log_softmax",
     "logit",
     "nll",
     "noise_floor",
     "read_predictions",
     "reliability_bins",
+    "save_calibrator",
     "sigmoid",
     "softmax",
     "spiegelhalter_z",

@@ -13,6 +13,7 @@ a bracket around the root of f' and falls back to bisection when a Newton step l
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +43,7 @@ def evaluate(scores: np.ndarray, labels: np.ndarray, beta: float) -> Objective:
     else:
         total = _multiclass_sums(scores, labels, beta)
     n = scores.shape[0]
-    return Objective(beta, total[0] / n, total[1] / n, total[2] / n)
+    return Objective(float(beta), float(total[0] / n), float(total[1] / n), float(total[2] / n))
 
 
 def _multiclass_sums(z: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
@@ -92,8 +93,14 @@ class Solution:
     converged: bool
 
 
-def solve(scores: np.ndarray, labels: np.ndarray, *, where: str, max_evaluations: int = 100,
-          step_tol: float = 1e-12) -> Solution:
+def solve(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    *,
+    where: str,
+    max_evaluations: int = 100,
+    step_tol: float = 1e-12,
+) -> Solution:
     """Exact minimiser of the mean NLL over beta > 0.
 
     Newton's method on u = log beta (scale-free: logits at 1e-3 or 1e3 take the same number of
@@ -125,11 +132,11 @@ def solve(scores: np.ndarray, labels: np.ndarray, *, where: str, max_evaluations
             hi = beta
         # d/du f(e^u) = beta g and d2/du2 = beta^2 h + beta g
         curvature_u = beta * beta * h + beta * g
-        step = beta * np.exp(-beta * g / curvature_u) if curvature_u > 0 else np.nan
+        step = beta * math.exp(-beta * g / curvature_u) if curvature_u > 0 else math.nan
         if abs(step - beta) <= step_tol * beta:  # also when the step rounds to beta itself
             return Solution(beta, point, evaluations, True)
         if not lo < step < hi:
-            step = 4.0 * beta if np.isinf(hi) else beta / 4.0 if lo == 0.0 else np.sqrt(lo * hi)
+            step = 4.0 * beta if math.isinf(hi) else beta / 4.0 if lo == 0.0 else math.sqrt(lo * hi)
         if np.isfinite(hi) and hi - lo <= 4 * np.finfo(float).eps * hi:
             return Solution(beta, point, evaluations, True)
         if step > 1e15:

@@ -118,15 +118,20 @@ class Calibrator(abc.ABC):
             raise InputError(f"{where}: expected a JSON object, got {type(data).__name__}.")
         missing = [k for k in ("kind", "format_version", "params", "state") if k not in data]
         if missing:
-            raise InputError(f"{where}: missing field(s) {', '.join(missing)}; is this a "
-                             "calibkit calibrator file?")
+            raise InputError(
+                f"{where}: missing field(s) {', '.join(missing)}; is this a "
+                "calibkit calibrator file?"
+            )
         kind = data["kind"]
         if kind not in _REGISTRY:
-            raise InputError(f"{where}: unknown calibrator kind {kind!r}; known: "
-                             f"{', '.join(sorted(_REGISTRY))}.")
+            raise InputError(
+                f"{where}: unknown calibrator kind {kind!r}; known: {', '.join(sorted(_REGISTRY))}."
+            )
         if data["format_version"] != FORMAT_VERSION:
-            raise InputError(f"{where}: format version {data['format_version']!r} is not "
-                             f"supported (this calibkit reads version {FORMAT_VERSION}).")
+            raise InputError(
+                f"{where}: format version {data['format_version']!r} is not "
+                f"supported (this calibkit reads version {FORMAT_VERSION})."
+            )
         klass = _REGISTRY[kind]
         if cls is not Calibrator and klass is not cls:
             raise InputError(f"{where}: the file holds a {kind!r} calibrator, not {cls.kind!r}.")

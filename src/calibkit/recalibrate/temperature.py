@@ -136,7 +136,7 @@ def fit_temperature(
     --------
     >>> import calibkit as ck
     >>> round(ck.fit_temperature([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]], [0, 1, 1]), 4)
-    2.0954
+    1.3222
     """
     scaler = TemperatureScaling(from_probs=from_probs, method=method)
     return scaler.fit(logits, labels).temperature_
@@ -146,8 +146,11 @@ def _logits(scores: Any, *, from_probs: bool, where: str) -> np.ndarray:
     if not from_probs:
         return v.scores(scores, where=where)
     arr = v.to_numpy(scores, name="probs", where=where)
-    p = v.probabilities(arr, where=where) if arr.ndim == 2 else v.confidence(
-        arr, where=where, name="probs")
+    p = (
+        v.probabilities(arr, where=where)
+        if arr.ndim == 2
+        else v.confidence(arr, where=where, name="probs")
+    )
     with np.errstate(divide="ignore"):
         if p.ndim == 1:  # the logit of P(label = 1)
             p64 = p.astype(np.float64)
