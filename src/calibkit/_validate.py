@@ -241,8 +241,8 @@ def labels(y: Any, *, n: int, n_classes: int, where: str, name: str = "labels") 
         count, index = _where_first(bad)
         if n_classes == 2:
             raise InputError(
-                f"{where}: {name} must be 0 or 1 for a binary forecast (the label, or whether "
-                f"the prediction was correct); {_values_word(count)}, first at "
+                f"{where}: {name} must be 0 or 1 (two classes; for a binary forecast, the "
+                f"label or whether the prediction was correct); {_values_word(count)}, first at "
                 f"{_fmt_index(index)}: {arr[index]}."
             )
         raise InputError(

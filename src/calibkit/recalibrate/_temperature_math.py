@@ -120,37 +120,64 @@ def solve(
             f"{where}: the scores carry no information (every row's logits are equal, or every "
             "binary score is 0): the log-likelihood is the same at every temperature."
         )
+    if point.gradient < 0:  # the optimum lies at T < 1: rule out T -> 0 first, in one pass
+        _check_finite_optimum(scores, labels, 0.0, math.inf, where, lower=False)
     evaluations = 1
-    lo, hi = 0.0, np.inf  # f'(lo) < 0 < f'(hi) once both are known
+    lo, hi = 0.0, math.inf  # f'(lo) < 0 < f'(hi) once both are known
     while evaluations < max_evaluations:
         beta, g, h = point.beta, point.gradient, point.curvature
-        if g == 0.0:
-            return Solution(beta, point, evaluations, True)
         if g < 0:
             lo = beta
-        else:
+        elif g > 0:
             hi = beta
         # d/du f(e^u) = beta g and d2/du2 = beta^2 h + beta g
         curvature_u = beta * beta * h + beta * g
         step = beta * math.exp(-beta * g / curvature_u) if curvature_u > 0 else math.nan
-        if abs(step - beta) <= step_tol * beta:  # also when the step rounds to beta itself
-            return Solution(beta, point, evaluations, True)
-        if not lo < step < hi:
+        done = g == 0.0 or abs(step - beta) <= step_tol * beta
+        done = done or (math.isfinite(hi) and hi - lo <= 4 * np.finfo(float).eps * hi)
+        if done or not 1e-15 < step < 1e15:
+            _check_finite_optimum(scores, labels, lo, hi, where)
+            if done:
+                return Solution(beta, point, evaluations, True)
+        if not lo < step < hi:  # Newton left the bracket: expand it, or bisect it in log beta
             step = 4.0 * beta if math.isinf(hi) else beta / 4.0 if lo == 0.0 else math.sqrt(lo * hi)
-        if np.isfinite(hi) and hi - lo <= 4 * np.finfo(float).eps * hi:
-            return Solution(beta, point, evaluations, True)
-        if step > 1e15:
-            raise InputError(
-                f"{where}: the calibration data are separable: the NLL keeps falling as the "
-                "temperature goes to 0 (every prediction is right with a margin), so there is no "
-                "finite maximum-likelihood temperature. Fit on held-out data with errors in it."
-            )
-        if step < 1e-15:
-            raise InputError(
-                f"{where}: the scores do no better than uniform guessing: the NLL keeps falling "
-                "as the temperature grows without bound. Check that the labels match the columns "
-                "of the logits."
-            )
         point = evaluate(scores, labels, step)
         evaluations += 1
     return Solution(point.beta, point, evaluations, False)
+
+
+def _check_finite_optimum(
+    scores: np.ndarray, labels: np.ndarray, lo: float, hi: float, where: str, *, lower: bool = True
+) -> None:
+    """Raise when the NLL has no minimiser at a finite positive beta, decided exactly.
+
+    Separable data (every row's true class strictly ahead of the others, or every binary margin
+    positive) make f' < 0 for every beta (T -> 0); f'(0) >= 0 makes f' > 0 for every beta > 0
+    (T -> infinity). Called only when the bracket never closed on that side.
+    """
+    if math.isinf(hi) and _separable(scores, labels):
+        raise InputError(
+            f"{where}: the calibration data are separable: the NLL keeps falling as the "
+            "temperature goes to 0 (every prediction is right with a margin), so there is no "
+            "finite maximum-likelihood temperature. Fit on held-out data with errors in it."
+        )
+    if lower and lo == 0.0 and evaluate(scores, labels, 0.0).gradient >= 0.0:
+        raise InputError(
+            f"{where}: the scores do no better than uniform guessing: the NLL keeps falling "
+            "as the temperature grows without bound. Check that the labels match the columns "
+            "of the logits."
+        )
+
+
+def _separable(scores: np.ndarray, labels: np.ndarray) -> bool:
+    if scores.ndim == 1:
+        return bool(np.all(np.where(labels == 1, scores, -scores) > 0))
+    rows = max(1, _CHUNK_ELEMENTS // scores.shape[1])
+    for start in range(0, scores.shape[0], rows):
+        block = scores[start : start + rows]
+        y = labels[start : start + rows]
+        true = np.take_along_axis(block, y[:, None], axis=1)[:, 0]
+        others = np.where(np.arange(block.shape[1]) == y[:, None], -np.inf, block).max(axis=1)
+        if not np.all(true > others):
+            return False
+    return True
