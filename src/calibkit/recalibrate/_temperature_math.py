@@ -134,7 +134,7 @@ def solve(
         curvature_u = beta * beta * h + beta * g
         step = beta * math.exp(-beta * g / curvature_u) if curvature_u > 0 else math.nan
         done = g == 0.0 or abs(step - beta) <= step_tol * beta
-        done = done or (math.isfinite(hi) and hi - lo <= 4 * np.finfo(float).eps * hi)
+        done = done or bool(math.isfinite(hi) and hi - lo <= 4 * np.finfo(float).eps * hi)
         if done or not 1e-15 < step < 1e15:
             _check_finite_optimum(scores, labels, lo, hi, where)
             if done:
