@@ -1,0 +1,558 @@
+"""Vector and matrix scaling (Guo et al. 2017), with the regularisation of Kull et al. 2019.
+
+Both maps are a linear map of the logits followed by the softmax:
+
+* vector scaling: ``softmax(w * z + b)`` with ``w, b`` in R^C (one scale and one offset per class);
+* matrix scaling: ``softmax(W z + b)`` with ``W`` (C, C) and ``b`` in R^C. On log-probabilities
+  (``from_probs=True``) this is the Dirichlet calibration map of Kull et al. (2019).
+
+Both are fitted by minimising the mean negative log-likelihood (NLL) of the calibration labels
+plus a quadratic penalty that pulls the map towards the identity (``w = 1`` / ``W = I``, ``b = 0``:
+the uncalibrated model). The objective is convex in the parameters; it is minimised from the
+identity by scipy's trust-region Newton-CG (``trust-ncg``) with the exact gradient and exact
+Hessian-vector products, computed stably in float64 (log-sum-exp with the row maximum
+subtracted) chunk by chunk, so float32 logits are never copied whole. Convergence is checked
+from the final gradient and recorded; a fit that did not converge, or whose unpenalised optimum
+lies at infinity (separable data, a class absent from the labels), warns with
+:class:`calibkit.CalibkitWarning`.
+
+Unlike temperature scaling, both maps can change the argmax (each class has its own scale and
+offset, and matrix scaling mixes classes), so the accuracy can move, up or down. Guo et al.
+found that they overfit more easily than temperature scaling; the penalties are the remedy Kull
+et al. recommend.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Self
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .. import _validate as v
+from .._errors import CalibkitWarning, InputError
+from .base import Calibrator
+
+__all__ = ["MatrixScaling", "VectorScaling"]
+
+_CHUNK_ELEMENTS = 1 << 18
+#: The solver is asked for a gradient this small (L2 norm, relative to the logit scale) ...
+_SOLVER_GTOL = 1e-10
+#: ... and the fit counts as converged when the largest gradient entry is below this (relative).
+_CONVERGED_GTOL = 1e-6
+_MAX_ITER = 500
+
+
+class _LinearSoftmax(Calibrator):
+    """Shared machinery: ``softmax(A(z) + b)`` with a linear ``A`` (per-class scale or matrix)."""
+
+    _matrix: bool = False
+
+    # learned state, declared for type checkers
+    weights_: np.ndarray
+    bias_: np.ndarray
+    n_classes_: int
+    nll_before_: float
+    nll_after_: float
+    objective_: float
+    gradient_norm_: float
+    n_iter_: int
+    n_evaluations_: int
+    converged_: bool
+
+    # ------------------------------------------------------------------ subclass hooks
+    def _penalty_weights(self, n_classes: int, where: str) -> tuple[np.ndarray, bool]:
+        """Per-parameter weights h of the penalty sum h * (x - x0)^2 and whether it bounds
+        every direction of the parameter space (so the optimum is finite for any data)."""
+        raise NotImplementedError
+
+    def _unpack(self, x: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+        if self._matrix:
+            return x[: n_classes * n_classes].reshape(n_classes, n_classes), x[-n_classes:]
+        return x[:n_classes], x[n_classes:]
+
+    def _identity(self, n_classes: int) -> np.ndarray:
+        if self._matrix:
+            return np.concatenate([np.eye(n_classes).ravel(), np.zeros(n_classes)])
+        return np.concatenate([np.ones(n_classes), np.zeros(n_classes)])
+
+    # ------------------------------------------------------------------ API
+    def fit(self, scores: Any, labels: Any) -> Self:
+        """Fit the map on calibration logits (N, C) (or probabilities with ``from_probs``) and
+        labels 0..C-1; returns ``self``."""
+        where = f"{type(self).__name__}.fit"
+        z = _logits(scores, from_probs=self.from_probs, where=where)  # type: ignore[attr-defined]
+        n_classes = int(z.shape[1])
+        y = v.labels(labels, n=z.shape[0], n_classes=n_classes, where=where)
+        h, coercive = self._penalty_weights(n_classes, where)
+        problem = _Problem(z, y, self._matrix, h, self._identity(n_classes))
+
+        absent = np.flatnonzero(np.bincount(y, minlength=n_classes) == 0)
+        if absent.size and not coercive:
+            _warn(
+                f"{where}: class{'es' if absent.size > 1 else ''} "
+                f"{', '.join(str(k) for k in absent[:10])} never appear"
+                f"{'' if absent.size > 1 else 's'} in the labels, so the unpenalised fit drives "
+                f"{'their' if absent.size > 1 else 'its'} probability towards 0 without bound. "
+                f"{self._coercive_hint()}, or calibrate on a split that has every class."
+            )
+
+        x0 = problem.identity
+        value0, grad0 = problem.value_and_grad(x0)
+        nll0 = problem.last_nll
+        scale = problem.scale
+        gtol = _SOLVER_GTOL * scale * math.sqrt(x0.size)
+        if self._matrix:  # (C^2 + C) parameters: Hessian-vector products, never the Hessian
+            result = minimize(
+                problem.value_and_grad,
+                x0,
+                jac=True,
+                hessp=problem.hessp,
+                method="trust-ncg",
+                options={"gtol": gtol, "maxiter": _MAX_ITER},
+            )
+        else:  # 2C parameters: the whole Hessian costs one pass, so use it
+            result = minimize(
+                problem.value_and_grad,
+                x0,
+                jac=True,
+                hess=problem.hess,
+                method="trust-exact",
+                options={"gtol": gtol, "maxiter": _MAX_ITER},
+            )
+        x = np.asarray(result.x, dtype=np.float64)
+        value, grad = problem.value_and_grad(x)
+        nll = problem.last_nll
+        if value > value0:  # cannot happen for a descent method; never report worse than start
+            x, value, grad, nll = x0, value0, grad0, nll0
+        gnorm = float(np.max(np.abs(grad)))
+        weights, bias = self._unpack(x, n_classes)
+
+        self.weights_ = weights.copy()
+        self.bias_ = bias.copy()
+        self.n_classes_ = n_classes
+        self.nll_before_ = nll0
+        self.nll_after_ = nll
+        self.objective_ = float(value)
+        self.gradient_norm_ = gnorm
+        self.n_iter_ = int(result.nit)
+        self.n_evaluations_ = problem.n_passes
+        self.converged_ = bool(gnorm <= _CONVERGED_GTOL * scale)
+
+        if not self.converged_:
+            _warn(
+                f"{where}: the fit did not converge after {self.n_iter_} iterations "
+                f"(largest gradient entry {gnorm:.3g}, tolerance {_CONVERGED_GTOL * scale:.3g}; "
+                f"solver: {result.message}). The map may be far from the optimum; "
+                f"{self._coercive_hint().lower()} or check the data."
+            )
+        elif not coercive and problem.separated(x):
+            _warn(
+                f"{where}: the calibration data are separable by this map (every fitted "
+                "prediction is right with a margin), so the unpenalised NLL keeps falling as the "
+                "parameters grow without bound and the fitted map is overconfident. "
+                f"{self._coercive_hint()}, or fit on more held-out data."
+            )
+        return self
+
+    def predict_proba(self, scores: Any) -> np.ndarray:
+        """Calibrated probabilities (N, C), each row summing to 1."""
+        where = f"{type(self).__name__}.predict_proba"
+        self._check_fitted("predict_proba")
+        z = _logits(scores, from_probs=self.from_probs, where=where)  # type: ignore[attr-defined]
+        if z.shape[1] != self.n_classes_:
+            raise InputError(
+                f"{where}: fitted on {self.n_classes_} classes, got {z.shape[1]} columns; pass "
+                "scores with one column per class, in the order used at fit time."
+            )
+        out = np.empty(z.shape, dtype=np.float64)
+        rows = _chunk_rows(self.n_classes_)
+        for start in range(0, z.shape[0], rows):
+            u = _apply(z[start : start + rows], self.weights_, self.bias_, self._matrix)
+            u -= u.max(axis=1, keepdims=True)
+            np.exp(u, out=u)
+            u /= u.sum(axis=1, keepdims=True)
+            out[start : start + rows] = u
+        return out
+
+    def _coercive_hint(self) -> str:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ persistence
+    def _state(self) -> dict[str, Any]:
+        return {
+            "weights": self.weights_,
+            "bias": self.bias_,
+            "n_classes": self.n_classes_,
+            "nll_before": self.nll_before_,
+            "nll_after": self.nll_after_,
+            "objective": self.objective_,
+            "gradient_norm": self.gradient_norm_,
+            "n_iter": self.n_iter_,
+            "n_evaluations": self.n_evaluations_,
+            "converged": self.converged_,
+        }
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        n_classes = int(state["n_classes"])
+        if n_classes < 2:
+            raise InputError(f"load calibrator: n_classes must be at least 2, got {n_classes}.")
+        shape = (n_classes, n_classes) if self._matrix else (n_classes,)
+        weights = np.asarray(state["weights"], dtype=np.float64)
+        bias = np.asarray(state["bias"], dtype=np.float64)
+        if weights.shape != shape or bias.shape != (n_classes,):
+            raise InputError(
+                f"load calibrator: expected weights of shape {shape} and bias of shape "
+                f"({n_classes},), got {weights.shape} and {bias.shape}."
+            )
+        if not (np.all(np.isfinite(weights)) and np.all(np.isfinite(bias))):
+            raise InputError("load calibrator: weights and bias must be finite numbers.")
+        self.weights_ = weights
+        self.bias_ = bias
+        self.n_classes_ = n_classes
+        self.nll_before_ = float(state["nll_before"])
+        self.nll_after_ = float(state["nll_after"])
+        self.objective_ = float(state["objective"])
+        self.gradient_norm_ = float(state["gradient_norm"])
+        self.n_iter_ = int(state["n_iter"])
+        self.n_evaluations_ = int(state["n_evaluations"])
+        self.converged_ = bool(state["converged"])
+
+
+class VectorScaling(_LinearSoftmax):
+    """Per-class scale and offset of the logits: ``softmax(w * z + b)``, w and b in R^C
+    (Guo et al. 2017).
+
+    With every ``w_k`` equal to ``1 / T`` and ``b = 0`` it is temperature scaling, so on the
+    same data its fitted NLL is never above temperature scaling's. Unlike temperature scaling
+    it can change the argmax (and so the accuracy).
+
+    Parameters
+    ----------
+    l2 : float
+        Strength (>= 0) of the L2 penalty towards the identity map (w = 1, b = 0). The
+        objective minimised is::
+
+            mean_i NLL_i + l2 / C * (sum_k (w_k - 1)^2 + sum_k b_k^2)
+
+        where the NLL is averaged over the N calibration rows, so the penalty does not fade as
+        N grows. ``l2 > 0`` also keeps the fit finite on separable data.
+    from_probs : bool
+        The scores are probabilities (N, C): their natural logs are used as logits. A
+        probability of exactly 0 has log -inf, which a linear map cannot use; such input is
+        rejected (nothing is clipped): pass the model's logits instead.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (C,)
+        The per-class scales w.
+    bias_ : ndarray of shape (C,)
+        The per-class offsets b (defined up to a common constant when ``l2 = 0``).
+    n_classes_ : int
+    nll_before_, nll_after_ : float
+        Mean NLL of the calibration data at the identity map and at the fitted map.
+    objective_ : float
+        The penalised objective at the fitted map.
+    gradient_norm_ : float
+        Largest absolute entry of the objective's gradient at the fitted map.
+    n_iter_, n_evaluations_ : int
+        Solver iterations, and passes over the data (gradients and Hessian-vector products).
+    converged_ : bool
+        Whether ``gradient_norm_`` fell below 1e-6 times the logit scale (max(1, rms logit)).
+
+    Examples
+    --------
+    Logits 2.5 times too confident: each class's fitted scale is near 1 / 2.5 = 0.4.
+
+    >>> import numpy as np
+    >>> from calibkit.recalibrate.matrix import VectorScaling
+    >>> rng = np.random.default_rng(0)
+    >>> true = 1.5 * rng.normal(size=(20_000, 3))
+    >>> p = np.exp(true) / np.exp(true).sum(axis=1, keepdims=True)
+    >>> labels = (rng.random((20_000, 1)) > p.cumsum(axis=1)).sum(axis=1)
+    >>> vs = VectorScaling().fit(2.5 * true, labels)
+    >>> vs.weights_.round(1).tolist(), bool(vs.converged_)
+    ([0.4, 0.4, 0.4], True)
+    """
+
+    kind = "vector"
+    _matrix = False
+
+    def __init__(self, *, l2: float = 0.0, from_probs: bool = False) -> None:
+        self.l2 = l2
+        self.from_probs = from_probs
+
+    def _penalty_weights(self, n_classes: int, where: str) -> tuple[np.ndarray, bool]:
+        l2 = _strength(self.l2, "l2", where)
+        return np.full(2 * n_classes, l2 / n_classes), l2 > 0
+
+    def _coercive_hint(self) -> str:
+        return "Set l2 > 0 to keep the map near the identity"
+
+
+class MatrixScaling(_LinearSoftmax):
+    """A full linear map of the logits: ``softmax(W z + b)``, W of shape (C, C), b in R^C
+    (Guo et al. 2017); on log-probabilities (``from_probs=True``) the Dirichlet calibration map
+    of Kull et al. (2019), with their off-diagonal and intercept regularisation ("ODIR").
+
+    The fit starts at the identity (W = I, b = 0: the uncalibrated model), so data that are
+    already calibrated leave the map near the identity. The map mixes classes, so it can change
+    the argmax: a model that systematically confuses two classes can be corrected (and an
+    overfitted map can make accuracy worse). Rows of the output always sum to 1.
+
+    Parameters
+    ----------
+    l2 : float
+        Strength (>= 0) of a plain L2 penalty on every entry of W - I.
+    off_diagonal : float
+        lambda (>= 0) of Kull et al.: penalises the off-diagonal entries of W (towards 0, which
+        is where the identity has them), leaving the per-class scales free.
+    intercept : float
+        mu (>= 0) of Kull et al.: penalises the offsets b (towards 0).
+    from_probs : bool
+        The scores are probabilities (N, C): their natural logs are used as logits (Dirichlet
+        calibration). A probability of exactly 0 has log -inf, which a linear map cannot use;
+        such input is rejected (nothing is clipped): pass the model's logits instead.
+
+    Notes
+    -----
+    The objective minimised, with the NLL averaged over the N calibration rows (so the penalty
+    does not fade as N grows) and each penalty averaged over the entries it covers, is::
+
+        mean_i NLL_i
+          + l2 / C^2 * sum_{j,k} (W - I)_{jk}^2
+          + off_diagonal / (C (C - 1)) * sum_{j != k} W_{jk}^2
+          + intercept / C * sum_k b_k^2
+
+    The last two terms are Kull et al.'s ODIR penalty. The optimum is finite for any data when
+    ``l2 > 0`` and ``intercept > 0`` (with ``l2 > 0`` alone, when every class appears in the
+    labels); otherwise separable data or an absent class send it to infinity, and the fit warns.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (C, C)
+        The matrix W (row k gives class k's new logit); a common vector added to every row
+        leaves the probabilities unchanged.
+    bias_ : ndarray of shape (C,)
+        The offsets b (defined up to a common constant when ``intercept = 0``).
+    n_classes_ : int
+    nll_before_, nll_after_ : float
+        Mean NLL of the calibration data at the identity map and at the fitted map.
+    objective_ : float
+        The penalised objective at the fitted map.
+    gradient_norm_ : float
+        Largest absolute entry of the objective's gradient at the fitted map.
+    n_iter_, n_evaluations_ : int
+        Solver iterations, and passes over the data (gradients and Hessian-vector products).
+    converged_ : bool
+        Whether ``gradient_norm_`` fell below 1e-6 times the logit scale (max(1, rms logit)).
+
+    Examples
+    --------
+    A model that confuses classes 0 and 1. With only three distinct inputs the map can give each
+    one any probabilities, so the fit returns each input's label frequencies: (0.2, 0.6, 0.2)
+    for a class-0 logit, whose argmax moves to class 1.
+
+    >>> from calibkit.recalibrate.matrix import MatrixScaling
+    >>> logits = [[3, 0, 0]] * 5 + [[0, 3, 0]] * 5 + [[0, 0, 3]] * 5
+    >>> labels = [1, 1, 1, 0, 2] + [0, 0, 0, 1, 2] + [2, 2, 2, 0, 1]
+    >>> ms = MatrixScaling().fit(logits, labels)
+    >>> p = ms.predict_proba([[3.0, 0.0, 0.0]])
+    >>> p.round(3).tolist(), int(p.argmax())
+    ([[0.2, 0.6, 0.2]], 1)
+    """
+
+    kind = "matrix"
+    _matrix = True
+
+    def __init__(
+        self,
+        *,
+        l2: float = 0.0,
+        off_diagonal: float = 0.0,
+        intercept: float = 0.0,
+        from_probs: bool = False,
+    ) -> None:
+        self.l2 = l2
+        self.off_diagonal = off_diagonal
+        self.intercept = intercept
+        self.from_probs = from_probs
+
+    def _penalty_weights(self, n_classes: int, where: str) -> tuple[np.ndarray, bool]:
+        l2 = _strength(self.l2, "l2", where)
+        off = _strength(self.off_diagonal, "off_diagonal", where)
+        mu = _strength(self.intercept, "intercept", where)
+        c = n_classes
+        w = np.full((c, c), l2 / (c * c) + off / (c * (c - 1)))
+        np.fill_diagonal(w, l2 / (c * c))
+        return np.concatenate([w.ravel(), np.full(c, mu / c)]), l2 > 0 and mu > 0
+
+    def _coercive_hint(self) -> str:
+        return "Set l2 > 0 and intercept > 0 to keep the map near the identity"
+
+
+# ---------------------------------------------------------------------------- the objective
+
+
+class _Problem:
+    """Mean NLL of ``softmax(A(z) + b)`` plus ``sum h * (x - x0)^2``: value, gradient and
+    Hessian-vector products, each one chunked float64 pass over the data."""
+
+    def __init__(
+        self, z: np.ndarray, y: np.ndarray, matrix: bool, h: np.ndarray, identity: np.ndarray
+    ) -> None:
+        self.z, self.y, self.matrix, self.h = z, y, matrix, h
+        self.identity = identity
+        self.n, self.c = z.shape
+        self.rows = _chunk_rows(self.c)
+        self.n_passes = 0
+        self.last_nll = math.nan
+        sq = 0.0
+        for start in range(0, self.n, self.rows):
+            block = z[start : start + self.rows].astype(np.float64)
+            sq += float(np.einsum("ij,ij->", block, block))
+        #: max(1, rms logit): gradients in W scale with the logits.
+        self.scale = max(1.0, math.sqrt(sq / z.size))
+
+    def _split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = self.c
+        if self.matrix:
+            return x[: c * c].reshape(c, c), x[c * c :]
+        return x[:c], x[c:]
+
+    def _softmax_blocks(self, x: np.ndarray):
+        """Yield (float64 logit block, labels, shifted log-sum-exp terms, probabilities)."""
+        a, b = self._split(x)
+        idx = np.arange(self.rows)
+        for start in range(0, self.n, self.rows):
+            block = self.z[start : start + self.rows].astype(np.float64)
+            yb = self.y[start : start + self.rows]
+            u = _apply(block, a, b, self.matrix)
+            u -= u.max(axis=1, keepdims=True)
+            true = u[idx[: len(yb)], yb]
+            np.exp(u, out=u)
+            s = u.sum(axis=1)
+            u /= s[:, None]
+            yield block, yb, np.log(s) - true, u
+
+    def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        total = 0.0
+        ga = np.zeros((self.c, self.c) if self.matrix else self.c)
+        gb = np.zeros(self.c)
+        idx = np.arange(self.rows)
+        for block, yb, terms, p in self._softmax_blocks(x):
+            total += float(terms.sum())
+            p[idx[: len(yb)], yb] -= 1.0  # d NLL_i / d u_i = p_i - onehot(y_i)
+            ga += p.T @ block if self.matrix else np.einsum("ij,ij->j", p, block)
+            gb += p.sum(axis=0)
+        self.n_passes += 1
+        self.last_nll = total / self.n
+        d = x - self.identity
+        grad = np.concatenate([ga.ravel(), gb]) / self.n + 2.0 * self.h * d
+        return self.last_nll + float(np.sum(self.h * d * d)), grad
+
+    def hessp(self, x: np.ndarray, vec: np.ndarray) -> np.ndarray:
+        va, vb = self._split(vec)
+        ha = np.zeros((self.c, self.c) if self.matrix else self.c)
+        hb = np.zeros(self.c)
+        for block, _, _, p in self._softmax_blocks(x):
+            du = _apply(block, va, vb, self.matrix)
+            # (diag(p) - p p^T) du, row by row
+            du -= np.einsum("ij,ij->i", p, du)[:, None]
+            du *= p
+            ha += du.T @ block if self.matrix else np.einsum("ij,ij->j", du, block)
+            hb += du.sum(axis=0)
+        self.n_passes += 1
+        return np.concatenate([ha.ravel(), hb]) / self.n + 2.0 * self.h * vec
+
+    def hess(self, x: np.ndarray) -> np.ndarray:
+        """The full Hessian of vector scaling's objective (2C, 2C), in one pass: with
+        S_i = diag(p_i) - p_i p_i^T, the blocks are sum_i D(z_i) S_i D(z_i), sum_i D(z_i) S_i
+        and sum_i S_i, each a diagonal minus a Gram matrix."""
+        c = self.c
+        out = np.zeros((2 * c, 2 * c))
+        for block, _, _, p in self._softmax_blocks(x):
+            zp = block * p
+            cols = np.concatenate([zp, p], axis=1)
+            out -= cols.T @ cols
+            diag = np.concatenate([(zp * block).sum(axis=0), p.sum(axis=0)])
+            out[np.arange(2 * c), np.arange(2 * c)] += diag
+            zsum = zp.sum(axis=0)
+            out[np.arange(c), np.arange(c, 2 * c)] += zsum
+            out[np.arange(c, 2 * c), np.arange(c)] += zsum
+        self.n_passes += 1
+        out /= self.n
+        out[np.diag_indices(2 * c)] += 2.0 * self.h
+        return out
+
+    def separated(self, x: np.ndarray) -> bool:
+        """Every row's true class strictly ahead of the others under the map at ``x``."""
+        a, b = self._split(x)
+        idx = np.arange(self.rows)
+        for start in range(0, self.n, self.rows):
+            u = _apply(self.z[start : start + self.rows].astype(np.float64), a, b, self.matrix)
+            yb = self.y[start : start + self.rows]
+            rows = idx[: len(yb)]
+            true = u[rows, yb].copy()
+            u[rows, yb] = -np.inf
+            if not np.all(true > u.max(axis=1)):
+                return False
+        return True
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _chunk_rows(n_classes: int) -> int:
+    return max(1, _CHUNK_ELEMENTS // n_classes)
+
+
+def _apply(block: np.ndarray, a: np.ndarray, b: np.ndarray, matrix: bool) -> np.ndarray:
+    """The new logits of a block, in float64 (a fresh array)."""
+    block = block.astype(np.float64, copy=False)
+    return block @ a.T + b if matrix else block * a + b
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, CalibkitWarning, stacklevel=3)
+
+
+def _strength(value: Any, name: str, where: str) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not math.isfinite(float(value))
+        or value < 0
+    ):
+        raise InputError(
+            f"{where}: {name} must be a finite number >= 0 (0 = no penalty), got {value!r}."
+        )
+    return float(value)
+
+
+def _logits(scores: Any, *, from_probs: bool, where: str) -> np.ndarray:
+    """(N, C) logits, float32 or float64, validated; logs of probabilities with ``from_probs``."""
+    name = "probs" if from_probs else "logits"
+    arr = v.to_numpy(scores, name=name, where=where)
+    if arr.ndim != 2:
+        raise InputError(
+            f"{where}: {name} must be a 2-D array (N, C) with one column per class, got an array "
+            f"of shape {arr.shape}. For 1-D binary scores use PlattScaling or TemperatureScaling; "
+            "for a binary model's logits pass two columns (e.g. [-s/2, s/2])."
+        )
+    if not from_probs:
+        return v.scores(arr, where=where, name=name, ndim=2)
+    p = v.probabilities(arr, where=where, name=name)
+    zero = p == 0
+    if zero.any():
+        count = int(np.count_nonzero(zero))
+        row, col = (int(i) for i in np.unravel_index(int(np.argmax(zero)), zero.shape))
+        raise InputError(
+            f"{where}: {count} {'probability is' if count == 1 else 'probabilities are'} exactly "
+            f"0 (first at row {row}, column {col}); its log is -inf, which a linear map of "
+            "log-probabilities cannot use, and calibkit does not clip. Pass the model's logits "
+            "(from_probs=False) instead."
+        )
+    return np.log(p)
