@@ -165,6 +165,7 @@ def save_calibrator(calibrator: Calibrator, path: str | os.PathLike[str]) -> Pat
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(text + "\n")
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the file from its other readers
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

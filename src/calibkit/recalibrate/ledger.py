@@ -1,0 +1,678 @@
+"""The BEFORE/AFTER ledger of a recalibration map (seed 000's table), on data the map never saw.
+
+:func:`compare_calibration` fits a calibrator on a calibration split (or cross-fits it, or takes
+a separate evaluation set) and reports, on the held-out rows, every instrument before and after
+the map: ECE with the noise floor of each side, NLL, Brier, accuracy and AUC, the fitted
+parameters, whether the map *can* move each instrument (a theorem about the map), and whether it
+*did* (exact comparison, :func:`~calibkit.recalibrate.invariance.check_invariance`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from .._errors import CalibkitWarning, InputError
+from ..forecasts import sigmoid, softmax, top_label
+from ..measure.errors import ece as ece_score
+from ..measure.ranking import auc as auc_score
+from ..measure.scores import accuracy as accuracy_score
+from ..measure.scores import brier as brier_score
+from ..measure.scores import nll as nll_score
+from ..measure.uncertainty import NoiseFloor, noise_floor
+from .invariance import InvarianceReport, check_invariance
+from .split import _cross_fit, stratified_split
+
+__all__ = ["CalibrationLedger", "LedgerRow", "compare_calibration"]
+
+INSTRUMENTS = ("ECE", "NLL", "Brier", "accuracy", "AUC")
+DESIGNS = ("split", "cross-fit", "given")
+
+#: Methods whose (N, C) map keeps every argmax, and whose 1-D map keeps every sign.
+_SIGN_AND_ARGMAX_KEEPING = {"temperature"}
+#: Methods fitted by maximum likelihood (the NLL is their objective on the calibration rows).
+_LIKELIHOOD = {"temperature", "platt", "beta", "vector", "matrix"}
+#: Methods fitted by least squares (the Brier score is their objective).
+_SQUARED_ERROR = {"isotonic", "histogram"}
+
+_BINARY_MAPS = {"platt", "isotonic", "histogram", "beta"}
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One instrument: its value before and after the map on the held-out rows, whether the map
+    can move it (``can_move``, in words) and whether a theorem says it cannot (``guaranteed``).
+    ``moved`` is the exact comparison ``before != after`` (None when a value is missing)."""
+
+    instrument: str
+    measures: str
+    before: float | None
+    after: float | None
+    can_move: str
+    guaranteed: bool
+
+    @property
+    def moved(self) -> bool | None:
+        if self.before is None or self.after is None:
+            return None
+        return bool(self.before != self.after)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instrument": self.instrument,
+            "measures": self.measures,
+            "before": _finite_or_none(self.before),
+            "after": _finite_or_none(self.after),
+            "can_move": self.can_move,
+            "guaranteed": self.guaranteed,
+            "moved": self.moved,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationLedger:
+    """Seed 000's BEFORE/AFTER ledger of one calibrator, judged on rows it never saw.
+
+    ``design`` says how: ``"split"`` (fitted on a stratified calibration split, judged on the
+    rest), ``"cross-fit"`` (each row judged by a map fitted on the other folds) or ``"given"``
+    (fitted on all of ``scores``, judged on ``eval_scores``). ``calibrator`` is the fitted map
+    to keep: the one judged (``"split"``, ``"given"``), or for ``"cross-fit"`` a map fitted on all
+    rows (its numbers are estimated by the out-of-fold maps, whose states are
+    ``fold_parameters``). ``fitted_on`` and ``judged_on`` say so in words.
+    """
+
+    method: str
+    calibrator_name: str
+    kind: str
+    n_classes: int
+    scores: str
+    design: str
+    n: int
+    n_fit: int
+    n_eval: int
+    calibration_fraction: float | None
+    folds: int | None
+    seed: int
+    n_bins: int
+    rows: tuple[LedgerRow, ...]
+    noise_floor_before: NoiseFloor
+    noise_floor_after: NoiseFloor
+    parameters: dict[str, Any]
+    fold_parameters: tuple[dict[str, Any], ...] | None
+    invariance: InvarianceReport
+    calibrator: Any
+    fitted_on: str
+    judged_on: str
+
+    def row(self, instrument: str) -> LedgerRow:
+        """The row of one instrument: ``"ECE"``, ``"NLL"``, ``"Brier"``, ``"accuracy"``,
+        ``"AUC"``."""
+        for row in self.rows:
+            if row.instrument == instrument:
+                return row
+        raise KeyError(f"no instrument {instrument!r}; the ledger has {', '.join(INSTRUMENTS)}")
+
+    @property
+    def before(self) -> dict[str, float | None]:
+        return {row.instrument: row.before for row in self.rows}
+
+    @property
+    def after(self) -> dict[str, float | None]:
+        return {row.instrument: row.after for row in self.rows}
+
+    @property
+    def broken_guarantees(self) -> tuple[str, ...]:
+        """Instruments a theorem says the map cannot move but that moved (floating point)."""
+        return tuple(row.instrument for row in self.rows if row.guaranteed and row.moved)
+
+    def describe(self) -> str:
+        """One phrase: the calibrator and the input, e.g. "TemperatureScaling (temperature) on
+        10-class logits"."""
+        what = (
+            f"{self.n_classes}-class {self.scores}"
+            if self.kind == "multiclass"
+            else f"binary {'scores' if self.scores == 'logits' else 'probabilities'}"
+        )
+        return f"{self.calibrator_name} ({self.method}) on {what}"
+
+    def header(self) -> str:
+        return f"calibration ledger: {self.describe()}"
+
+    def table_rows(self) -> list[tuple[str, str, str, str, str]]:
+        """(instrument, what it measures, BEFORE, AFTER, can the map move it?) as text, shared
+        by ``__str__`` and the terminal renderer. The ECE row is followed by its noise floor."""
+        out = []
+        for row in self.rows:
+            can = row.can_move
+            if row.guaranteed and row.moved:
+                can += " - but it MOVED (see the invariance check)"
+            out.append((row.instrument, row.measures, _fmt(row.before), _fmt(row.after), can))
+            if row.instrument == "ECE":
+                out.append(
+                    (
+                        "  floor",
+                        "ECE of a calibrated forecaster",
+                        f"{self.noise_floor_before.mean:.4f}",
+                        f"{self.noise_floor_after.mean:.4f}",
+                        "ECE near it is noise",
+                    )
+                )
+        return out
+
+    def notes(self) -> list[str]:
+        """The lines printed under the table: data, binning, parameters, invariance."""
+        floor_b, floor_a = self.noise_floor_before, self.noise_floor_after
+        lines = [
+            f"fitted on {self.fitted_on}; judged on {self.judged_on}.",
+            f"ECE: M = {self.n_bins} equal-width bins, N = {self.n_eval}, "
+            f"{'top-label' if self.kind == 'multiclass' else 'P(label = 1)'}; floor = mean ECE "
+            f"of a perfectly calibrated forecaster with the same confidences "
+            f"({floor_b.n_sims} simulations; 95th percentile {floor_b.p95:.4f} before, "
+            f"{floor_a.p95:.4f} after).",
+            f"fitted parameters: {_fmt_state(self.parameters)}",
+        ]
+        if self.fold_parameters:
+            lines.append(f"per fold: {_fmt_folds(self.fold_parameters)}")
+        lines.append(str(self.invariance))
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary of every number and setting."""
+        return {
+            "method": self.method,
+            "calibrator": self.calibrator_name,
+            "kind": self.kind,
+            "n_classes": self.n_classes,
+            "scores": self.scores,
+            "design": self.design,
+            "n": self.n,
+            "n_fit": self.n_fit,
+            "n_eval": self.n_eval,
+            "calibration_fraction": self.calibration_fraction,
+            "folds": self.folds,
+            "seed": self.seed,
+            "n_bins": self.n_bins,
+            "fitted_on": self.fitted_on,
+            "judged_on": self.judged_on,
+            "rows": [row.to_dict() for row in self.rows],
+            "noise_floor": {
+                "before": self.noise_floor_before.to_dict(),
+                "after": self.noise_floor_after.to_dict(),
+            },
+            "parameters": _jsonable(self.parameters),
+            "fold_parameters": (
+                None if self.fold_parameters is None else _jsonable(list(self.fold_parameters))
+            ),
+            "invariance": self.invariance.to_dict(),
+            "broken_guarantees": list(self.broken_guarantees),
+        }
+
+    def __str__(self) -> str:
+        head = ("instrument", "what it measures", "BEFORE", "AFTER", "can the map move it?")
+        body = self.table_rows()
+        widths = [max(len(r[i]) for r in [head, *body]) for i in range(4)]
+        lines = [self.header(), ""]
+        for r in [head, *body]:
+            lines.append(
+                "  ".join(
+                    [
+                        f"{r[0]:<{widths[0]}}",
+                        f"{r[1]:<{widths[1]}}",
+                        f"{r[2]:>{widths[2]}}",
+                        f"{r[3]:>{widths[3]}}",
+                        r[4],
+                    ]
+                ).rstrip()
+            )
+        return "\n".join([*lines, "", *self.notes()])
+
+
+def compare_calibration(
+    calibrator: Any,
+    scores: Any,
+    labels: Any,
+    *,
+    from_logits: bool = True,
+    calibration_fraction: float = 0.5,
+    seed: int = 0,
+    folds: int | None = None,
+    eval_scores: Any = None,
+    eval_labels: Any = None,
+    n_bins: int = 15,
+    n_sims: int = 1000,
+) -> CalibrationLedger:
+    """Fit a calibrator on calibration rows and judge it, BEFORE and AFTER, on rows it never saw.
+
+    Parameters
+    ----------
+    calibrator : Calibrator
+        An unfitted (or fitted: it is not touched) calibrator such as ``ck.TemperatureScaling()``;
+        the ledger fits a copy with the same settings, returned as ``ledger.calibrator``.
+    scores : array of shape (N, C) or (N,)
+        What the calibrator takes. The BEFORE probabilities are read from them as follows:
+        with ``from_logits=True`` (default), (N, C) logits give ``softmax(z)`` and (N,) binary
+        scores give ``sigmoid(s)`` (the model's own reading, as seed 000 argues; the NLL before
+        is computed from the logits in log space); with ``from_logits=False`` the scores are
+        probabilities, used as they are ((N, C) rows summing to 1, or (N,) P(label = 1)), and a
+        calibrator with a ``from_probs`` setting must have it True (checked).
+    labels : array of shape (N,)
+        Class indices 0..C-1, or 0/1 for (N,) scores.
+    calibration_fraction, seed
+        The stratified split (:func:`~calibkit.recalibrate.split.stratified_split`): each class
+        gives this share of its rows to the fit, the rest are judged. ``seed`` also seeds the
+        folds and the noise floor.
+    folds : int, optional
+        Cross-fit instead (small data): every row is judged by a map fitted on the other folds.
+        ``ledger.calibrator`` is then fitted on all rows.
+    eval_scores, eval_labels : optional
+        A separate evaluation set (say, a test split): the calibrator is fitted on all of
+        ``scores`` and judged on these.
+    n_bins, n_sims
+        Equal-width bins of the ECE (top-label for (N, C), P(label = 1) for (N,)) and simulations
+        of its noise floor.
+
+    Returns
+    -------
+    CalibrationLedger
+        ``str()`` prints seed 000's table (instrument, what it measures, BEFORE, AFTER, can the
+        map move it?); ``to_dict()`` is JSON-ready.
+
+    Which rows can move
+    -------------------
+    ECE, NLL and Brier: any map (that is what it is for). Accuracy: never for temperature
+    scaling (z / T keeps every argmax and s / T every sign); any other map may move it (Platt's
+    intercept shifts the 0.5 crossing, vector and matrix scaling and one-vs-rest maps change
+    argmaxes). AUC of binary scores: never for temperature scaling (strictly increasing); Platt
+    and beta only if the fitted map decreases; isotonic only by tying scores (flat steps);
+    histogram binning freely. Top-label AUC of (N, C) input: any map, temperature included
+    (confidences rescale unevenly across rows). With ``folds``, each fold has its own map, so
+    the order across folds is not protected. What actually moved is in ``ledger.invariance``.
+
+    Examples
+    --------
+    An overconfident binary scorer (scores three times too large): the temperature lowers the
+    held-out NLL and cannot move the accuracy or the AUC.
+
+    >>> import numpy as np, calibkit as ck
+    >>> from calibkit.recalibrate.ledger import compare_calibration
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.normal(0, 2, 2000); y = (rng.random(2000) < ck.sigmoid(s)).astype(int)
+    >>> ledger = compare_calibration(ck.TemperatureScaling(), 3 * s, y, n_sims=200)
+    >>> ledger.after["NLL"] < ledger.before["NLL"], ledger.invariance.ok
+    (True, True)
+    >>> [(r.instrument, r.guaranteed) for r in ledger.rows if r.guaranteed]
+    [('accuracy', True), ('AUC', True)]
+    """
+    where = "compare_calibration"
+    _check_calibrator(calibrator, from_logits=from_logits, where=where)
+    seed = v.positive_int(seed, name="seed", where=where, minimum=0)
+    n_bins = v.positive_int(n_bins, name="n_bins", where=where)
+    n_sims = v.positive_int(n_sims, name="n_sims", where=where)
+    x, y = _read(scores, labels, from_logits=from_logits, where=where, name="scores")
+    n = int(x.shape[0])
+    name = type(calibrator).__name__
+    fold_parameters: tuple[dict[str, Any], ...] | None = None
+    fraction: float | None = None
+
+    if eval_scores is not None or eval_labels is not None:
+        if eval_scores is None or eval_labels is None:
+            raise InputError(f"{where}: pass eval_scores and eval_labels together.")
+        if folds is not None:
+            raise InputError(
+                f"{where}: folds= cross-fits on scores; it does not combine with a separate "
+                "evaluation set (eval_scores=). Pass one or the other."
+            )
+        design = "given"
+        x_eval, y_eval = _read(
+            eval_scores, eval_labels, from_logits=from_logits, where=where, name="eval_scores"
+        )
+        if x_eval.shape[1:] != x.shape[1:]:
+            raise InputError(
+                f"{where}: eval_scores has shape {x_eval.shape} but scores has {x.shape}; "
+                "both must have the same columns."
+            )
+        fitted = _clone(calibrator).fit(x, y)
+        after = _predict(fitted, x_eval, where=where)
+        n_fit, n_eval = n, int(x_eval.shape[0])
+        fitted_on = f"all {n} rows of scores"
+        judged_on = f"the {n_eval} rows of eval_scores"
+    elif folds is not None:
+        design = "cross-fit"
+        folds = v.positive_int(folds, name="folds", where=where, minimum=2)
+        after, maps, _ = _cross_fit(calibrator, x, y, folds=folds, seed=seed, where=where)
+        after = _checked_output(after, x, name=name, where=where)
+        fold_parameters = tuple(_state(m) for m in maps)
+        fitted = _clone(calibrator).fit(x, y)
+        x_eval, y_eval = x, y
+        n_fit, n_eval = n, n
+        fitted_on = (
+            f"all {n} rows (the saved map); the numbers are out-of-fold estimates from "
+            f"{folds} maps, each fitted on the other folds"
+        )
+        judged_on = f"all {n} rows, each by the map fitted on the {folds - 1} other folds"
+    else:
+        design = "split"
+        cal, held = stratified_split(y, calibration_fraction=calibration_fraction, seed=seed)
+        fraction = float(calibration_fraction)
+        fitted = _clone(calibrator).fit(x[cal], y[cal])
+        x_eval, y_eval = x[held], y[held]
+        after = _predict(fitted, x_eval, where=where)
+        n_fit, n_eval = int(cal.size), int(held.size)
+        fitted_on = (
+            f"the calibration split ({n_fit} of {n} rows, {fraction:.0%} of each class, "
+            f"seed {seed})"
+        )
+        judged_on = f"the other {n_eval} rows, which the map never saw"
+
+    before = _probabilities(x_eval, from_logits=from_logits)
+    if after.shape != before.shape:
+        raise InputError(
+            f"{where}: {name}.predict_proba returned shape {after.shape} for scores of shape "
+            f"{x_eval.shape}; the ledger compares probabilities of the same shape."
+        )
+    kind = "multiclass" if before.ndim == 2 else "binary"
+    n_classes = 2 if before.ndim == 1 else int(before.shape[1])
+    nll_before = nll_score(x_eval, y_eval, from_logits=from_logits)
+    m_before = _measure(before, y_eval, n_bins=n_bins, n_sims=n_sims, seed=seed)
+    m_after = _measure(after, y_eval, n_bins=n_bins, n_sims=n_sims, seed=seed)
+    m_before["NLL"] = nll_before
+    m_after["NLL"] = _nll_after(after, y_eval, name=name, where=where)
+    method = str(getattr(calibrator, "kind", "") or name)
+    params = calibrator.get_params()
+    rows = tuple(
+        LedgerRow(
+            instrument,
+            _MEASURES[kind][instrument],
+            m_before[instrument],
+            m_after[instrument],
+            *_can_move(method, params, instrument, kind=kind, design=design),
+        )
+        for instrument in INSTRUMENTS
+    )
+    return CalibrationLedger(
+        method=method,
+        calibrator_name=name,
+        kind=kind,
+        n_classes=n_classes,
+        scores="logits" if from_logits else "probabilities",
+        design=design,
+        n=n,
+        n_fit=n_fit,
+        n_eval=n_eval,
+        calibration_fraction=fraction,
+        folds=folds if design == "cross-fit" else None,
+        seed=seed,
+        n_bins=n_bins,
+        rows=rows,
+        noise_floor_before=m_before["floor"],
+        noise_floor_after=m_after["floor"],
+        parameters=_state(fitted),
+        fold_parameters=fold_parameters,
+        invariance=check_invariance(before, after, labels=y_eval),
+        calibrator=fitted,
+        fitted_on=fitted_on,
+        judged_on=judged_on,
+    )
+
+
+# ----------------------------------------------------------------------------- what can move
+
+_MEASURES = {
+    "binary": {
+        "ECE": "mean absolute reliability gap",
+        "NLL": "log-likelihood of the labels",
+        "Brier": "squared error = calibration + refinement",
+        "accuracy": "threshold decisions (p >= 0.5)",
+        "AUC": "pairwise ranking",
+    },
+    "multiclass": {
+        "ECE": "mean absolute reliability gap",
+        "NLL": "log-likelihood of the labels",
+        "Brier": "squared error, sum over classes",
+        "accuracy": "argmax decisions",
+        "AUC": "confidence ranks right above wrong",
+    },
+}
+
+
+def _can_move(
+    method: str, params: dict[str, Any], instrument: str, *, kind: str, design: str
+) -> tuple[str, bool]:
+    """(what the map can do to an instrument, in words; whether a theorem says it cannot)."""
+    if instrument == "ECE":
+        return "yes: the target", False
+    if instrument == "NLL":
+        return ("yes: the fitting objective" if method in _LIKELIHOOD else "yes"), False
+    if instrument == "Brier":
+        if method in _SQUARED_ERROR:
+            return "yes: the fitting objective (squared error)", False
+        return "yes, either direction", False
+    if instrument == "accuracy":
+        return _can_move_accuracy(method, params, kind)
+    return _can_move_auc(method, kind, design)
+
+
+def _can_move_accuracy(method: str, params: dict[str, Any], kind: str) -> tuple[str, bool]:
+    if method in _SIGN_AND_ARGMAX_KEEPING:
+        if kind == "multiclass":
+            return "never (argmax-preserving)", True
+        return "never (sign-preserving)", True
+    if kind == "binary":
+        reasons = {
+            "platt": "yes: the intercept moves 0.5",
+            "beta": "yes: fitted 0.5 crossing",
+            "isotonic": "yes: steps cross 0.5 anywhere",
+            "histogram": "yes: a frequency per bin",
+            "vector": "yes: offsets move decisions",
+            "matrix": "yes: offsets move decisions",
+        }
+        return reasons.get(method, _UNKNOWN), False
+    if method == "vector":
+        return "yes: per-class scales move argmaxes", False
+    if method == "matrix":
+        return "yes: mixing classes moves argmaxes", False
+    if method in _BINARY_MAPS:
+        if params.get("multiclass") == "top-label":
+            return "rarely: only if the top falls below another", False
+        return "yes: per-class maps move argmaxes", False
+    return _UNKNOWN, False
+
+
+def _can_move_auc(method: str, kind: str, design: str) -> tuple[str, bool]:
+    if kind == "multiclass":
+        if method in _SIGN_AND_ARGMAX_KEEPING:
+            return "yes: rows' confidences reorder", False
+        return "yes", False
+    if design == "cross-fit":
+        return "yes: one map per fold", False
+    reasons = {
+        "temperature": ("never (order-preserving)", True),
+        "platt": ("no while the slope a > 0", False),
+        "beta": ("no while the map increases", False),
+        "isotonic": ("only by ties (flat steps)", False),
+        "histogram": ("yes: bins tie and reorder", False),
+    }
+    return reasons.get(method, (_UNKNOWN, False))
+
+
+_UNKNOWN = "yes: no known guarantee"
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _check_calibrator(calibrator: Any, *, from_logits: bool, where: str) -> None:
+    if isinstance(calibrator, type):
+        raise InputError(
+            f"{where}: pass a calibrator instance, such as {calibrator.__name__}(), not the class."
+        )
+    missing = [
+        attr for attr in ("fit", "predict_proba", "get_params") if not hasattr(calibrator, attr)
+    ]
+    if missing:
+        raise InputError(
+            f"{where}: calibrator must be a calibkit calibrator (fit, predict_proba, get_params); "
+            f"{type(calibrator).__name__} has no {', '.join(missing)}."
+        )
+    params = calibrator.get_params()
+    if "from_probs" in params and bool(params["from_probs"]) == bool(from_logits):
+        name = type(calibrator).__name__
+        if from_logits:
+            raise InputError(
+                f"{where}: from_logits=True says the scores are logits, but "
+                f"{name}(from_probs=True) reads them as probabilities; pass {name}() or "
+                "from_logits=False."
+            )
+        raise InputError(
+            f"{where}: from_logits=False says the scores are probabilities, but "
+            f"{name}(from_probs=False) would read them as logits; pass "
+            f"{name}(from_probs=True), or logits with from_logits=True."
+        )
+
+
+def _read(
+    scores: Any, labels: Any, *, from_logits: bool, where: str, name: str
+) -> tuple[np.ndarray, np.ndarray]:
+    arr = v.float_array(scores, name=name, where=where, ndim=(1, 2))
+    if from_logits:
+        x = v.scores(arr, where=where, name=name)
+    elif arr.ndim == 2:
+        x = v.probabilities(arr, where=where, name=name)
+    else:
+        x = v.confidence(arr, where=where, name=name)
+    n_classes = 2 if x.ndim == 1 else int(x.shape[1])
+    label_name = "labels" if name == "scores" else "eval_labels"
+    y = v.labels(labels, n=x.shape[0], n_classes=n_classes, where=where, name=label_name)
+    return x, y
+
+
+def _clone(calibrator: Any) -> Any:
+    return type(calibrator)(**calibrator.get_params())
+
+
+def _predict(fitted: Any, x: np.ndarray, *, where: str) -> np.ndarray:
+    return _checked_output(fitted.predict_proba(x), x, name=type(fitted).__name__, where=where)
+
+
+def _checked_output(p: Any, x: np.ndarray, *, name: str, where: str) -> np.ndarray:
+    arr = np.asarray(p, dtype=np.float64)
+    if arr.shape != x.shape:
+        raise InputError(
+            f"{where}: {name}.predict_proba returned shape {arr.shape} for scores of shape "
+            f"{x.shape}; the ledger compares probabilities of the same shape."
+        )
+    return arr
+
+
+def _probabilities(x: np.ndarray, *, from_logits: bool) -> np.ndarray:
+    if not from_logits:
+        return x.astype(np.float64, copy=False)
+    return softmax(x) if x.ndim == 2 else sigmoid(x)
+
+
+def _measure(
+    p: np.ndarray, y: np.ndarray, *, n_bins: int, n_sims: int, seed: int
+) -> dict[str, Any]:
+    if p.ndim == 2:
+        conf, outcome = top_label(p, y)
+    else:
+        conf, outcome = p, y == 1
+    both = bool(outcome.any() and not outcome.all())
+    return {
+        "ECE": ece_score(conf, outcome, n_bins=n_bins),
+        "floor": noise_floor(conf, n_bins=n_bins, n_sims=n_sims, seed=seed),
+        "Brier": brier_score(p, y),
+        "accuracy": accuracy_score(p, y),
+        "AUC": auc_score(conf, outcome) if both else None,
+    }
+
+
+def _nll_after(p: np.ndarray, y: np.ndarray, *, name: str, where: str) -> float:
+    """The NLL of the calibrated probabilities, with a warning in the ledger's words when a
+    held-out row gets probability exactly 0 for its label (the NLL is then infinite)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CalibkitWarning)
+        value = nll_score(p, y)
+    true = p[np.arange(p.shape[0]), y] if p.ndim == 2 else np.where(y == 1, p, 1.0 - p)
+    zeros = true == 0.0
+    if zeros.any():
+        count = int(np.count_nonzero(zeros))
+        warnings.warn(
+            f"{where}: {name} gives {count} held-out {'row' if count == 1 else 'rows'} "
+            f"probability exactly 0 for the true label (first at held-out row "
+            f"{int(np.argmax(zeros))}), so the NLL after is infinite. A map that outputs 0 or 1 "
+            "(isotonic, histogram binning) is infinitely surprised by such rows; ECE, Brier "
+            "and accuracy are unaffected.",
+            CalibkitWarning,
+            stacklevel=3,
+        )
+    return value
+
+
+def _state(fitted: Any) -> dict[str, Any]:
+    if hasattr(fitted, "to_dict"):
+        return dict(fitted.to_dict().get("state", {}))
+    return {}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(x) for k, x in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(x) for x in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _finite_or_none(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if not math.isfinite(x):
+        return "inf" if x > 0 else str(x)
+    return f"{x:.4f}"
+
+
+def _fmt_value(value: Any) -> str:
+    if isinstance(value, (bool, str)) or value is None:
+        return str(value)
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.6g}"
+    if isinstance(value, dict):
+        return f"{len(value)} fields"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (ValueError, TypeError):
+            return f"{len(value)} entries"
+        if arr.ndim == 1 and arr.size <= 4:
+            return "[" + ", ".join(f"{e:.4g}" for e in arr) + "]"
+        return f"array of shape {arr.shape}"
+    return str(value)
+
+
+def _fmt_state(state: dict[str, Any]) -> str:
+    return ", ".join(f"{key} = {_fmt_value(value)}" for key, value in state.items()) or "none"
+
+
+def _fmt_folds(states: tuple[dict[str, Any], ...]) -> str:
+    """The first scalar parameter of each fold's map (all of them are in ``to_dict``)."""
+    keys = [k for k, x in states[0].items() if isinstance(x, (float, np.floating))]
+    if not keys:
+        return f"{len(states)} maps (all parameters under fold_parameters in to_dict / --json)"
+    return f"{keys[0]} = " + ", ".join(_fmt_value(s.get(keys[0])) for s in states)
