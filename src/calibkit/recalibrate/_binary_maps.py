@@ -194,16 +194,6 @@ class BinaryMapCalibrator(Calibrator, Generic[MapT]):
         """Set convenience attributes from ``maps_`` (after fit and after loading)."""
 
     # ------------------------------------------------------------------ scikit-learn
-    def __sklearn_tags__(self) -> Any:
-        """Tags for scikit-learn >= 1.6 (its ``Pipeline`` asks the last step for them). Only
-        scikit-learn calls this, so importing it here adds no dependency."""
-        from sklearn.utils import Tags, TargetTags
-
-        return Tags(estimator_type=None, target_tags=TargetTags(required=True))
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return self.is_fitted
-
     # ------------------------------------------------------------------ API
     def fit(self, scores: Any, labels: Any) -> BinaryMapCalibrator[MapT]:
         """Fit on a calibration split: 1-D scores with labels 0/1, or (N, C) scores with labels

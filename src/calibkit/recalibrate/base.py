@@ -70,6 +70,17 @@ class Calibrator(abc.ABC):
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    # ------------------------------------------------------------------ scikit-learn
+    def __sklearn_tags__(self) -> Any:
+        """Tags for scikit-learn >= 1.6 (its ``Pipeline`` asks the last step for them). Only
+        scikit-learn calls this, so importing it here adds no dependency."""
+        from sklearn.utils import Tags, TargetTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=True))
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return self.is_fitted
+
     # ------------------------------------------------------------------ fitted state
     @property
     def is_fitted(self) -> bool:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
@@ -228,4 +227,6 @@ def _midpoint(a: float, b: float, c: float) -> float | None:
     lo, hi = EPS, 1.0 - EPS
     if a + b == 0.0 or g(lo) > 0.0 or g(hi) < 0.0:
         return None
+    from scipy.optimize import brentq  # lazy: keeps `import calibkit` light
+
     return float(brentq(g, lo, hi, xtol=1e-15, rtol=4 * EPS))

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from .. import _validate as v
 from .._errors import InputError
@@ -106,6 +105,8 @@ class IsotonicCalibration(BinaryMapCalibrator[IsotonicMap]):
         starts = np.flatnonzero(new)
         counts = np.diff(np.append(starts, xs.size)).astype(np.float64)
         means = np.add.reduceat(y[order].astype(np.float64), starts) / counts
+        from scipy.optimize import isotonic_regression  # lazy: keeps `import calibkit` light
+
         fitted = isotonic_regression(means, weights=counts, increasing=True).x
         keep = np.ones(fitted.size, dtype=bool)  # drop points inside a flat run
         keep[1:-1] = (fitted[1:-1] != fitted[:-2]) | (fitted[1:-1] != fitted[2:])

@@ -29,7 +29,6 @@ import warnings
 from typing import Any, Self
 
 import numpy as np
-from scipy.optimize import minimize
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
@@ -104,6 +103,8 @@ class _LinearSoftmax(Calibrator):
         nll0 = problem.last_nll
         scale = problem.scale
         gtol = _SOLVER_GTOL * scale * math.sqrt(x0.size)
+        from scipy.optimize import minimize  # lazy: keeps `import calibkit` light
+
         if self._matrix:  # (C^2 + C) parameters: Hessian-vector products, never the Hessian
             result = minimize(
                 problem.value_and_grad,

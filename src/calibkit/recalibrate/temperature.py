@@ -4,15 +4,17 @@ score) before the softmax (sigmoid), fitted by the held-out negative log-likelih
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import _validate as v
-from .._errors import InputError
+from .._errors import CalibkitWarning, InputError
 from ..forecasts import sigmoid, softmax
 from . import _temperature_math as tm
 from .base import Calibrator
+from .invariance import InvarianceReport, check_invariance
 
 __all__ = ["TemperatureScaling", "fit_temperature"]
 
@@ -49,6 +51,10 @@ class TemperatureScaling(Calibrator):
     n_evaluations_ : int
         Passes over the data the fit took.
     converged_ : bool
+    invariance_ : InvarianceReport
+        What the map changed on the calibration data, checked exactly after the fit on the
+        logit scale (nothing: argmax and accuracy; for binary scores also the order, AUC and the
+        decisions at 0.5). Not saved to JSON.
 
     Examples
     --------
@@ -85,7 +91,24 @@ class TemperatureScaling(Calibrator):
         self.gradient_ = -solution.objective.gradient * beta * beta  # chain rule: d beta / d T
         self.n_evaluations_ = solution.n_evaluations
         self.converged_ = solution.converged
+        self.invariance_ = self._check_invariance(z, y)
         return self
+
+    def _check_invariance(self, z: np.ndarray, y: np.ndarray) -> InvarianceReport:
+        """What the fitted map changed on the calibration data (nothing, for T > 0: the order of
+        every row's logits, hence argmax and accuracy, and for binary scores the order of the
+        scores, AUC and the 0.5 decisions). Checked exactly, not assumed; warns if anything
+        moved (rounding can tie two nearly equal scaled logits)."""
+        # compared on the logit scale: probabilities saturate at 0 and 1 and would tie there
+        report = check_invariance(z, self._scaled(z), labels=y, threshold=0.0)
+        if not report.ok:
+            warnings.warn(
+                f"{type(self).__name__}.fit: the fitted temperature changed what it must not: "
+                f"{report}",
+                CalibkitWarning,
+                stacklevel=3,
+            )
+        return report
 
     def predict_proba(self, scores: Any) -> np.ndarray:
         """Calibrated probabilities: (N,) P(label = 1) for 1-D scores, (N, C) otherwise."""
@@ -99,8 +122,12 @@ class TemperatureScaling(Calibrator):
                 f"({'1-D binary scores' if expected == 1 else f'{expected} columns'}), got "
                 f"{'1-D scores' if z.ndim == 1 else f'{z.shape[1]} columns'}."
             )
-        scaled = z / self.temperature_
+        scaled = self._scaled(z)
         return sigmoid(scaled) if z.ndim == 1 else softmax(scaled)
+
+    def _scaled(self, z: np.ndarray) -> np.ndarray:
+        # in float64: float32 logits divided in float32 would round nearby values into ties
+        return z.astype(np.float64) / self.temperature_
 
     def _state(self) -> dict[str, Any]:
         return {
