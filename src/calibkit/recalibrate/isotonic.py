@@ -97,7 +97,7 @@ class IsotonicCalibration(BinaryMapCalibrator[IsotonicMap]):
         v.choice(self.out_of_bounds, name="out_of_bounds", allowed=OUT_OF_BOUNDS, where=where)
 
     def _fit_map(self, x: np.ndarray, y: np.ndarray, *, where: str) -> IsotonicMap:
-        order = np.argsort(x, kind="stable")
+        order = np.argsort(x)  # ties are pooled below, so their order does not matter
         xs = x[order]
         new = np.empty(xs.size, dtype=bool)
         new[0] = True
