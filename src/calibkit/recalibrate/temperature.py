@@ -91,6 +91,14 @@ class TemperatureScaling(Calibrator):
         self.gradient_ = -solution.objective.gradient * beta * beta  # chain rule: d beta / d T
         self.n_evaluations_ = solution.n_evaluations
         self.converged_ = solution.converged
+        if not solution.converged:
+            warnings.warn(
+                f"{where}: the temperature fit did not converge in {solution.n_evaluations} "
+                f"passes (d NLL / d T = {self.gradient_:.3g} at T = {self.temperature_:.6g}); "
+                "the returned temperature is the last iterate.",
+                CalibkitWarning,
+                stacklevel=2,
+            )
         self.invariance_ = self._check_invariance(z, y)
         return self
 
