@@ -46,21 +46,6 @@ import peers as P  # noqa: E402
 import calibkit as ck  # noqa: E402
 
 
-def _on_path(kernel: str, fn):
-    def run(*args):
-        before = os.environ.get("CALIBKIT_KERNEL")
-        os.environ["CALIBKIT_KERNEL"] = kernel
-        try:
-            return fn(*args)
-        finally:
-            if before is None:
-                del os.environ["CALIBKIT_KERNEL"]
-            else:
-                os.environ["CALIBKIT_KERNEL"] = before
-
-    return run
-
-
 def _ck_toplabel(probs, labels):
     return ck.ece(*ck.top_label(probs, labels), n_bins=15)
 
@@ -70,12 +55,12 @@ def _ck_binary(p, y):
 
 
 CALIBKIT_TOPLABEL = {
-    "calibkit": _on_path("numba", _ck_toplabel),
-    "calibkit (numpy path)": _on_path("numpy", _ck_toplabel),
+    "calibkit": H.on_kernel_path("numba", _ck_toplabel),
+    "calibkit (numpy path)": H.on_kernel_path("numpy", _ck_toplabel),
 }
 CALIBKIT_BINARY = {
-    "calibkit": _on_path("numba", _ck_binary),
-    "calibkit (numpy path)": _on_path("numpy", _ck_binary),
+    "calibkit": H.on_kernel_path("numba", _ck_binary),
+    "calibkit (numpy path)": H.on_kernel_path("numpy", _ck_binary),
 }
 
 MAX_SECONDS = 60.0

@@ -57,28 +57,13 @@ ONE_RUN_ABOVE_S = 60.0
 REPEAT = 3
 
 
-def _on_path(kernel: str, fn):
-    def run(*args):
-        before = os.environ.get("CALIBKIT_KERNEL")
-        os.environ["CALIBKIT_KERNEL"] = kernel
-        try:
-            return fn(*args)
-        finally:
-            if before is None:
-                del os.environ["CALIBKIT_KERNEL"]
-            else:
-                os.environ["CALIBKIT_KERNEL"] = before
-
-    return run
-
-
 def _ck_fit(z, y):
     return ck.fit_temperature(z, y)
 
 
 CALIBKIT = {
-    "calibkit": (_on_path("numba", _ck_fit), "logits"),
-    "calibkit (numpy path)": (_on_path("numpy", _ck_fit), "logits"),
+    "calibkit": (H.on_kernel_path("numba", _ck_fit), "logits"),
+    "calibkit (numpy path)": (H.on_kernel_path("numpy", _ck_fit), "logits"),
 }
 
 

@@ -309,3 +309,33 @@ if __name__ == "__main__":  # quick self-check
     )
     print("extra mem of np.sort copy of 8 MB:", fmt_bytes(peak_extra_memory(np.sort, p)))
     print(os.getpid(), timeit(np.sort, p).best)
+
+
+def on_kernel_path(kernel: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` run with ``CALIBKIT_KERNEL=kernel`` (numba or numpy), the setting restored after."""
+
+    def run(*args: Any) -> Any:
+        before = os.environ.get("CALIBKIT_KERNEL")
+        os.environ["CALIBKIT_KERNEL"] = kernel
+        try:
+            return fn(*args)
+        finally:
+            if before is None:
+                del os.environ["CALIBKIT_KERNEL"]
+            else:
+                os.environ["CALIBKIT_KERNEL"] = before
+
+    return run
+
+
+#: Peers that failed to import, with the reason (a failed peer only removes itself).
+IMPORT_ERRORS: dict[str, str] = {}
+
+
+def try_import(name: str, stmt: Callable[[], Any]) -> Any:
+    """``stmt()`` (an import), or None with the error recorded in :data:`IMPORT_ERRORS`."""
+    try:
+        return stmt()
+    except Exception as e:  # noqa: BLE001
+        IMPORT_ERRORS[name] = f"{type(e).__name__}: {e}"
+        return None

@@ -70,30 +70,21 @@ def ref_binary(p: np.ndarray, y: np.ndarray, M: int = N_BINS) -> float:
 # --------------------------------------------------------------------------------------------
 # imports (lazy, so a peer that fails to import only removes itself)
 # --------------------------------------------------------------------------------------------
-IMPORT_ERRORS: dict[str, str] = {}
+from harness import IMPORT_ERRORS, try_import  # noqa: E402
 
-
-def _try_import(name: str, stmt: Callable[[], object]):
-    try:
-        return stmt()
-    except Exception as e:  # noqa: BLE001
-        IMPORT_ERRORS[name] = f"{type(e).__name__}: {e}"
-        return None
-
-
-torch = _try_import("torch", lambda: __import__("torch"))
+torch = try_import("torch", lambda: __import__("torch"))
 if torch is not None:
     torch.set_grad_enabled(False)
-_tm = _try_import("torchmetrics", lambda: __import__("torchmetrics.classification").classification)
-_tmf = _try_import(
+_tm = try_import("torchmetrics", lambda: __import__("torchmetrics.classification").classification)
+_tmf = try_import(
     "torchmetrics",
     lambda: __import__("torchmetrics.functional.classification").functional.classification,
 )
-_netcal = _try_import("netcal", lambda: __import__("netcal.metrics").metrics)
-_pm = _try_import("probmetrics", lambda: __import__("probmetrics.metrics").metrics)
-_ucal = _try_import("uncertainty-calibration", lambda: __import__("calibration"))
-_rp = _try_import("relplot", lambda: __import__("relplot"))
-_skcal = _try_import("scikit-learn", lambda: __import__("sklearn.calibration").calibration)
+_netcal = try_import("netcal", lambda: __import__("netcal.metrics").metrics)
+_pm = try_import("probmetrics", lambda: __import__("probmetrics.metrics").metrics)
+_ucal = try_import("uncertainty-calibration", lambda: __import__("calibration"))
+_rp = try_import("relplot", lambda: __import__("relplot"))
+_skcal = try_import("scikit-learn", lambda: __import__("sklearn.calibration").calibration)
 
 
 @functools.cache

@@ -44,22 +44,13 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", category=UserWarning)
 
-IMPORT_ERRORS: dict[str, str] = {}
+from harness import IMPORT_ERRORS, try_import  # noqa: E402
 
-
-def _try_import(name: str, stmt: Callable[[], object]):
-    try:
-        return stmt()
-    except Exception as e:  # noqa: BLE001
-        IMPORT_ERRORS[name] = f"{type(e).__name__}: {e}"
-        return None
-
-
-torch = _try_import("torch", lambda: __import__("torch"))
-_netcal = _try_import("netcal", lambda: __import__("netcal.scaling").scaling)
-_pm_cal = _try_import("probmetrics", lambda: __import__("probmetrics.calibrators").calibrators)
-_pm_dist = _try_import("probmetrics", lambda: __import__("probmetrics.distributions").distributions)
-_skcal = _try_import("scikit-learn", lambda: __import__("sklearn.calibration").calibration)
+torch = try_import("torch", lambda: __import__("torch"))
+_netcal = try_import("netcal", lambda: __import__("netcal.scaling").scaling)
+_pm_cal = try_import("probmetrics", lambda: __import__("probmetrics.calibrators").calibrators)
+_pm_dist = try_import("probmetrics", lambda: __import__("probmetrics.distributions").distributions)
+_skcal = try_import("scikit-learn", lambda: __import__("sklearn.calibration").calibration)
 
 
 # --------------------------------------------------------------------------------------------
