@@ -9,6 +9,13 @@ Audit whether a model that says 0.9 is right 9 times in 10, with the uncertainty
 
 from ._errors import CalibkitWarning, InputError, NotFittedError
 from .audit import Audit, audit
+from .decide import (
+    RiskCoverage,
+    ThresholdChoice,
+    choose_threshold,
+    chow_threshold,
+    risk_coverage,
+)
 from .forecasts import (
     Forecast,
     binary,
@@ -89,8 +96,10 @@ __all__ = [
     "Predictions",
     "ReliabilityRow",
     "ReliabilityTable",
+    "RiskCoverage",
     "TemperatureScaling",
     "TestResult",
+    "ThresholdChoice",
     "VectorScaling",
     "accuracy",
     "auc",
@@ -103,6 +112,8 @@ __all__ = [
     "brier",
     "brier_decomposition",
     "check_invariance",
+    "choose_threshold",
+    "chow_threshold",
     "classwise",
     "classwise_ece",
     "compare_calibration",
@@ -119,6 +130,7 @@ __all__ = [
     "noise_floor",
     "read_predictions",
     "reliability_bins",
+    "risk_coverage",
     "save_calibrator",
     "sigmoid",
     "softmax",
