@@ -335,8 +335,6 @@ def test_fit_bad_input_exits_2_with_one_line(tmp_path, fitted):
 
 def test_fit_refuses_logits_for_a_map_of_probabilities(tmp_path, fitted):
     data, _ = fitted
-    if "histogram" not in available_methods():
-        pytest.skip("HistogramBinning is not in this tree yet")
     out = tmp_path / "h.json"
     assert_bad_input(
         invoke("fit", data, "--method", "histogram", "--out", out), "calibrates probabilities"

@@ -7,6 +7,7 @@ values, numbers (or, for the roles that allow it, text), equal-length lists.
 
 from __future__ import annotations
 
+import abc
 import os
 import zipfile
 from pathlib import Path
@@ -84,7 +85,7 @@ def open_source(path: Path, fmt: str) -> Source:
     return TableSource(path, fmt)
 
 
-class Source:
+class Source(abc.ABC):
     """Named columns of one file."""
 
     path: Path
@@ -98,14 +99,16 @@ class Source:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 - most sources hold nothing open
+        """Release what the source holds open (an NPZ archive); nothing by default."""
 
+    @abc.abstractmethod
     def ndim(self, name: str) -> int:
-        raise NotImplementedError
+        """1 for a column, 2 for a matrix (an NPZ array or a column of lists)."""
 
+    @abc.abstractmethod
     def get(self, name: str, role: str = "numeric") -> np.ndarray:
-        raise NotImplementedError
+        """The named column as numbers (``role`` says what it is for, in error messages)."""
 
     def unreadable(self, exc: BaseException) -> InputError:
         return InputError(

@@ -24,6 +24,7 @@ et al. recommend.
 
 from __future__ import annotations
 
+import abc
 import math
 import warnings
 from typing import Any, Self
@@ -62,10 +63,10 @@ class _LinearSoftmax(Calibrator):
     converged_: bool
 
     # ------------------------------------------------------------------ subclass hooks
+    @abc.abstractmethod
     def _penalty_weights(self, n_classes: int, where: str) -> tuple[np.ndarray, bool]:
         """Per-parameter weights h of the penalty sum h * (x - x0)^2 and whether it bounds
         every direction of the parameter space (so the optimum is finite for any data)."""
-        raise NotImplementedError
 
     def _unpack(self, x: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
         if self._matrix:
@@ -178,8 +179,9 @@ class _LinearSoftmax(Calibrator):
             out[start : start + rows] = u
         return out
 
+    @abc.abstractmethod
     def _coercive_hint(self) -> str:
-        raise NotImplementedError
+        """How to make the penalty bound every direction (for the separability warning)."""
 
     # ------------------------------------------------------------------ persistence
     def _state(self) -> dict[str, Any]:
