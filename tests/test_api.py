@@ -9,6 +9,7 @@ import sys
 import calibkit as ck
 
 EXPECTED = [
+    "ActionChoice",
     "Audit",
     "BetaCalibration",
     "BinStats",
@@ -30,6 +31,7 @@ EXPECTED = [
     "ReliabilityRow",
     "ReliabilityTable",
     "RiskCoverage",
+    "RiskGuarantee",
     "TemperatureScaling",
     "TestResult",
     "ThresholdChoice",
@@ -45,6 +47,7 @@ EXPECTED = [
     "brier",
     "brier_decomposition",
     "check_invariance",
+    "choose_actions",
     "choose_threshold",
     "chow_threshold",
     "classwise",
@@ -54,6 +57,7 @@ EXPECTED = [
     "debiased_squared_ce",
     "ece",
     "fit_temperature",
+    "guaranteed_threshold",
     "hosmer_lemeshow",
     "load_calibrator",
     "log_softmax",

@@ -10,10 +10,14 @@ Audit whether a model that says 0.9 is right 9 times in 10, with the uncertainty
 from ._errors import CalibkitWarning, InputError, NotFittedError
 from .audit import Audit, audit
 from .decide import (
+    ActionChoice,
     RiskCoverage,
+    RiskGuarantee,
     ThresholdChoice,
+    choose_actions,
     choose_threshold,
     chow_threshold,
+    guaranteed_threshold,
     risk_coverage,
 )
 from .forecasts import (
@@ -76,6 +80,7 @@ from .recalibrate import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ActionChoice",
     "Audit",
     "BetaCalibration",
     "BinStats",
@@ -97,6 +102,7 @@ __all__ = [
     "ReliabilityRow",
     "ReliabilityTable",
     "RiskCoverage",
+    "RiskGuarantee",
     "TemperatureScaling",
     "TestResult",
     "ThresholdChoice",
@@ -112,6 +118,7 @@ __all__ = [
     "brier",
     "brier_decomposition",
     "check_invariance",
+    "choose_actions",
     "choose_threshold",
     "chow_threshold",
     "classwise",
@@ -121,6 +128,7 @@ __all__ = [
     "debiased_squared_ce",
     "ece",
     "fit_temperature",
+    "guaranteed_threshold",
     "hosmer_lemeshow",
     "load_calibrator",
     "log_softmax",
