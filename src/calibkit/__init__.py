@@ -11,13 +11,16 @@ from ._errors import CalibkitWarning, InputError, NotFittedError
 from .audit import Audit, audit
 from .decide import (
     ActionChoice,
+    PolicyTable,
     RiskCoverage,
     RiskGuarantee,
     ThresholdChoice,
     choose_actions,
     choose_threshold,
     chow_threshold,
+    decision_report,
     guaranteed_threshold,
+    policy_table,
     risk_coverage,
 )
 from .forecasts import (
@@ -98,6 +101,7 @@ __all__ = [
     "NoiseFloor",
     "NotFittedError",
     "PlattScaling",
+    "PolicyTable",
     "Predictions",
     "ReliabilityRow",
     "ReliabilityTable",
@@ -126,6 +130,7 @@ __all__ = [
     "compare_calibration",
     "cross_fit",
     "debiased_squared_ce",
+    "decision_report",
     "ece",
     "fit_temperature",
     "guaranteed_threshold",
@@ -136,6 +141,7 @@ __all__ = [
     "make_calibrator",
     "nll",
     "noise_floor",
+    "policy_table",
     "read_predictions",
     "reliability_bins",
     "risk_coverage",

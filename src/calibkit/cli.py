@@ -635,6 +635,384 @@ def _render_ledger(ledger, console, *, source: str, out: Path) -> None:
     console.print(f"wrote {out}: {ledger.calibrator_name} fitted on {ledger.fitted_on}.")
 
 
+# ----------------------------------------------------------------------------- decide
+
+_COSTS = "Costs"
+_GUARANTEE = "Guaranteed risk"
+_SPLIT = "Split"
+
+
+@app.command(
+    help="Turn the confidence into act / defer decisions with stated costs: seed 002's policy "
+    "table.\n\n"
+    "The rows are split (stratified, seeded) into a choosing half and a reporting half. Every "
+    "threshold is chosen on the choosing half (for logits, temperature scaling is fitted there "
+    "too) and every cost, coverage and risk is reported on the other. Prints the policy table "
+    "(act on everything, defer everything, Chow's rule, the threshold chosen by the cost, and "
+    "Chow's rule after temperature scaling when the file has logits), the AURC, the "
+    "three-action thresholds with --ask-cost, and the guaranteed-risk threshold with "
+    "--target-risk. Writes no file."
+)
+def decide(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Predictions with labels: .csv, .tsv, .parquet, .jsonl or .npz.",
+            show_default=False,
+        ),
+    ],
+    wrong_cost: Annotated[
+        float | None,
+        typer.Option(
+            help="Cost of acting on a wrong prediction (l_wrong).",
+            show_default=False,
+            rich_help_panel=_COSTS,
+        ),
+    ] = None,
+    defer_cost: Annotated[
+        float | None,
+        typer.Option(
+            help="Cost of deferring a case to a person (l_defer), less than --wrong-cost.",
+            show_default=False,
+            rich_help_panel=_COSTS,
+        ),
+    ] = None,
+    ask_cost: Annotated[
+        float | None,
+        typer.Option(
+            help="Cost of asking the user (a third action); with --ask-wrong-cost.",
+            show_default=False,
+            rich_help_panel=_COSTS,
+        ),
+    ] = None,
+    ask_wrong_cost: Annotated[
+        float | None,
+        typer.Option(
+            help="Cost of asking when the prediction is wrong; with --ask-cost.",
+            show_default=False,
+            rich_help_panel=_COSTS,
+        ),
+    ] = None,
+    target_risk: Annotated[
+        float | None,
+        typer.Option(
+            help="Find the most permissive threshold whose selective risk stays below this, "
+            "with confidence 1 - delta.",
+            show_default=False,
+            rich_help_panel=_GUARANTEE,
+        ),
+    ] = None,
+    delta: Annotated[
+        float,
+        typer.Option(
+            help="The guarantee fails with probability at most delta.",
+            rich_help_panel=_GUARANTEE,
+        ),
+    ] = 0.05,
+    calibration_fraction: Annotated[
+        float,
+        typer.Option(help="Share of each class in the choosing half.", rich_help_panel=_SPLIT),
+    ] = 0.5,
+    seed: Annotated[int, typer.Option(help="Seed of the split.", rich_help_panel=_SPLIT)] = 0,
+    label: LabelOption = None,
+    probs: ProbsOption = None,
+    logits: LogitsOption = None,
+    confidence: Annotated[
+        str | None,
+        typer.Option(
+            help="Confidence column, with --correct, or with --prediction and --label.",
+            rich_help_panel=_COLUMNS,
+        ),
+    ] = None,
+    correct: Annotated[
+        str | None,
+        typer.Option(
+            help="Outcome column: 1/0 or TRUE/FALSE (the prediction was correct).",
+            rich_help_panel=_COLUMNS,
+        ),
+    ] = None,
+    prediction: Annotated[
+        str | None,
+        typer.Option(
+            help="Predicted-class column, compared with --label.", rich_help_panel=_COLUMNS
+        ),
+    ] = None,
+    fmt: FormatOption = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print everything as one JSON object (only that).")
+    ] = False,
+) -> None:
+    """Seed 002's policy table: thresholds chosen on one half, reported on the other."""
+    from .decide.coverage import validated
+    from .decide.policy import act_forecast, decision_report, policy_table
+    from .decide.thresholds import cost_at, costs
+    from .recalibrate.split import stratified_split
+
+    if wrong_cost is None or defer_cost is None:
+        missing = "--wrong-cost" if wrong_cost is None else "--defer-cost"
+        _fail(
+            f"decide: {missing} is required: the cost of acting on a wrong prediction "
+            "(--wrong-cost) and of deferring a case to a person (--defer-cost), e.g. "
+            "--wrong-cost 10 --defer-cost 1."
+        )
+    if (ask_cost is None) != (ask_wrong_cost is None):
+        _fail(
+            "decide: --ask-cost and --ask-wrong-cost go together (the cost of asking the user, "
+            "and of asking when the prediction is wrong); pass both or neither."
+        )
+    if target_risk is not None and not 0.0 < target_risk < 1.0:
+        _fail(f"decide: --target-risk must lie strictly between 0 and 1, got {target_risk}.")
+    if not 0.0 < delta < 1.0:
+        _fail(f"decide: --delta must lie strictly between 0 and 1, got {delta}.")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            l_wrong, l_defer = costs(
+                wrong_cost, defer_cost, where="decide (--wrong-cost, --defer-cost)"
+            )
+            actions_fn = guarantee_fn = None
+            if ask_cost is not None:
+                actions_fn = _decide_part("actions", "choose_actions", "--ask-cost")
+            if target_risk is not None:
+                guarantee_fn = _decide_part("guarantee", "guaranteed_threshold", "--target-risk")
+            preds = _read_labelled(file, fmt, label, probs, logits, confidence, correct, prediction)
+            from_logits = preds.kind == "logits"
+            if preds.kind == "confidence":
+                conf, outcome = validated(preds.scores, preds.labels, where="decide")
+            else:
+                conf, outcome = act_forecast(preds.scores, preds.labels, from_logits=from_logits)
+            choose, report = stratified_split(
+                preds.labels, calibration_fraction=calibration_fraction, seed=seed
+            )
+            if from_logits:
+                table = decision_report(
+                    preds.scores[choose],
+                    preds.labels[choose],
+                    preds.scores[report],
+                    preds.labels[report],
+                    l_wrong=l_wrong,
+                    l_defer=l_defer,
+                )
+            else:
+                table = policy_table(
+                    conf[choose],
+                    outcome[choose],
+                    conf[report],
+                    outcome[report],
+                    l_wrong=l_wrong,
+                    l_defer=l_defer,
+                )
+            actions = actions_check = None
+            if actions_fn is not None:
+                actions = actions_fn(
+                    conf[choose],
+                    outcome[choose],
+                    l_wrong=l_wrong,
+                    l_defer=l_defer,
+                    l_ask=ask_cost,
+                    l_ask_wrong=ask_wrong_cost,
+                )
+                actions_check = _three_actions_on(
+                    np.asarray(conf[report], dtype=np.float64),
+                    np.asarray(outcome[report]) != 0,
+                    actions,
+                )
+            guarantee = guarantee_check = None
+            if guarantee_fn is not None:
+                guarantee = guarantee_fn(
+                    conf[choose], outcome[choose], target_risk=target_risk, delta=delta
+                )
+                _, n_acted, n_wrong = cost_at(
+                    np.asarray(conf[report], dtype=np.float64),
+                    np.asarray(outcome[report]),
+                    float(guarantee.threshold),
+                    l_wrong,
+                    l_defer,
+                )
+                guarantee_check = {
+                    "n": int(report.size),
+                    "n_acted": n_acted,
+                    "coverage": n_acted / report.size,
+                    "risk": n_wrong / n_acted if n_acted else None,
+                }
+        except InputError as exc:
+            _fail(str(exc))
+    for w in caught:
+        typer.echo(f"calibkit: warning: {' '.join(str(w.message).split())}", err=True)
+
+    split = {
+        "calibration_fraction": calibration_fraction,
+        "seed": seed,
+        "n_choose": int(choose.size),
+        "n_report": int(report.size),
+        "stratified_by": "outcome" if preds.kind == "confidence" else "label",
+    }
+    if json_out:
+        document = {
+            "source": preds.describe(),
+            "kind": preds.kind,
+            "split": split,
+            "policy_table": table.to_dict(),
+            "actions": None
+            if actions is None
+            else {**_as_dict(actions), "on_reporting_half": actions_check},
+            "guarantee": None
+            if guarantee is None
+            else {**_as_dict(guarantee), "on_reporting_half": guarantee_check},
+        }
+        typer.echo(json.dumps(_jsonable(document), indent=2, allow_nan=False))
+        return
+    from rich.console import Console
+
+    _render_decision(
+        Console(highlight=False),
+        source=preds.describe(),
+        split=split,
+        table=table,
+        actions=actions,
+        actions_check=actions_check,
+        guarantee=guarantee,
+        guarantee_check=guarantee_check,
+        target_risk=target_risk,
+    )
+
+
+def _decide_part(module: str, name: str, option: str):
+    """A function of ``calibkit.decide.<module>``, imported when the option asks for it."""
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(f"calibkit.decide.{module}"), name)
+    except (ImportError, AttributeError):
+        raise InputError(
+            f"decide: {option} needs calibkit.decide.{module}.{name}, which this installation "
+            "of calibkit does not have; run without it or upgrade calibkit."
+        ) from None
+
+
+def _three_actions_on(conf: np.ndarray, right: np.ndarray, choice) -> dict:
+    """Cost and shares of the chosen act / ask / escalate thresholds on other rows: act when
+    conf >= act_threshold, ask when ask_threshold <= conf < act_threshold, escalate below;
+    the costs are the choice's own (checked) costs."""
+    l_wrong, l_defer = float(choice.l_wrong), float(choice.l_defer)
+    l_ask, l_ask_wrong = float(choice.l_ask), float(choice.l_ask_wrong)
+    act = conf >= float(choice.act_threshold)
+    ask = ~act & (conf >= float(choice.ask_threshold))
+    escalate = ~act & ~ask
+    n, n_act = conf.size, int(np.count_nonzero(act))
+    act_wrong = int(np.count_nonzero(act & ~right))
+    total = (
+        l_wrong * act_wrong
+        + l_ask * np.count_nonzero(ask & right)
+        + l_ask_wrong * np.count_nonzero(ask & ~right)
+        + l_defer * np.count_nonzero(escalate)
+    )
+    return {
+        "n": n,
+        "cost": float(total / n),
+        "share_acted": n_act / n,
+        "share_asked": int(np.count_nonzero(ask)) / n,
+        "share_escalated": int(np.count_nonzero(escalate)) / n,
+        "risk": act_wrong / n_act if n_act else None,
+    }
+
+
+def _as_dict(result: object) -> dict:
+    to_dict = getattr(result, "to_dict", None)
+    if callable(to_dict):
+        return dict(to_dict())
+    import dataclasses
+
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        return dataclasses.asdict(result)
+    return {"text": str(result)}
+
+
+def _jsonable(value: object) -> object:
+    """Plain JSON values: numpy scalars and arrays unwrapped, NaN and infinity as null."""
+    import math
+
+    if isinstance(value, dict):
+        return {str(k): _jsonable(x) for k, x in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(x) for x in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _render_decision(
+    console,
+    *,
+    source: str,
+    split: dict,
+    table,
+    actions,
+    actions_check: dict | None,
+    guarantee,
+    guarantee_check: dict | None,
+    target_risk: float | None,
+) -> None:
+    """The policy table as a rich table, then the chosen thresholds, one paragraph each."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    header = Text.assemble(("calibkit decide", "bold"), f": {source}")
+    console.print(header)
+    console.print(
+        f"choosing on {split['n_choose']} rows, reporting on {split['n_report']} (split by "
+        f"{split['stratified_by']}, fraction {split['calibration_fraction']:g}, seed "
+        f"{split['seed']})"
+    )
+    console.print()
+    console.print(table.header())
+    grid = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    grid.add_column("policy", overflow="fold", min_width=24)
+    for name in ("threshold", "coverage", "risk", "cost/case", "val. cost"):
+        grid.add_column(name, justify="right", no_wrap=True)
+    for cells in table.table_rows():
+        grid.add_row(*cells)
+    console.print(grid)
+    console.print()
+    for line in table.notes():
+        console.print(line)
+    if actions is not None:
+        console.print()
+        console.print(Text("three actions (chosen on the choosing half):", style="bold"))
+        console.print(str(actions))
+        if actions_check is not None:
+            risk = actions_check["risk"]
+            risk_text = "-" if risk is None else f"{risk:.4f}"
+            console.print(
+                f"on the reporting half: cost {actions_check['cost']:.4f} per case; act "
+                f"{actions_check['share_acted']:.4f} (risk {risk_text}), ask "
+                f"{actions_check['share_asked']:.4f}, escalate "
+                f"{actions_check['share_escalated']:.4f}."
+            )
+    if guarantee is not None:
+        console.print()
+        console.print(
+            Text(f"guaranteed risk (target {target_risk:g}, chosen on the choosing half):", "bold")
+        )
+        console.print(str(guarantee))
+        sentence = getattr(guarantee, "guarantee", None)
+        if isinstance(sentence, str) and sentence not in str(guarantee):
+            console.print(sentence)
+        if guarantee_check is not None:
+            risk = guarantee_check["risk"]
+            console.print(
+                f"on the reporting half: coverage {guarantee_check['coverage']:.4f}, risk "
+                f"{'-' if risk is None else f'{risk:.4f}'} ({guarantee_check['n_acted']} of "
+                f"{guarantee_check['n']} acted on)."
+            )
+
+
 def main() -> None:
     """Entry point of the ``calibkit`` console script."""
     app(prog_name="calibkit")

@@ -4,16 +4,22 @@ threshold whose selective risk is guaranteed."""
 from .actions import ActionChoice, choose_actions
 from .coverage import RiskCoverage, risk_coverage
 from .guarantee import RiskGuarantee, guaranteed_threshold
+from .policy import PolicyRow, PolicyTable, act_forecast, decision_report, policy_table
 from .thresholds import ThresholdChoice, choose_threshold, chow_threshold
 
 __all__ = [
     "ActionChoice",
+    "PolicyRow",
+    "PolicyTable",
     "RiskCoverage",
     "RiskGuarantee",
     "ThresholdChoice",
+    "act_forecast",
     "choose_actions",
     "choose_threshold",
     "chow_threshold",
+    "decision_report",
     "guaranteed_threshold",
+    "policy_table",
     "risk_coverage",
 ]

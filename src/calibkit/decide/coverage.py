@@ -27,7 +27,7 @@ class Steps:
 
 def sorted_steps(confidence: np.ndarray, outcome: np.ndarray) -> Steps:
     """One sort: equal confidences form one step (accepted or deferred together)."""
-    order = np.argsort(-confidence, kind="stable")
+    order = np.argsort(confidence)[::-1]  # decreasing; the order within a tie group is irrelevant
     conf = confidence[order]
     wrong = np.cumsum(outcome[order] == 0)
     last = np.flatnonzero(np.append(conf[1:] != conf[:-1], True))  # end of each tie group

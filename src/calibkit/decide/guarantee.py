@@ -30,6 +30,16 @@ def clopper_pearson_upper(errors: np.ndarray, trials: np.ndarray, delta: float) 
     return np.where(full, 1.0, bound)
 
 
+def certified(errors: np.ndarray, trials: np.ndarray, target: float, delta: float) -> np.ndarray:
+    """Whether the one-sided Clopper-Pearson bound is <= target, without inverting it: the bound
+    is the p where P(Binomial(trials, p) <= errors) = delta, and that probability falls as p
+    grows, so bound <= target exactly when P(Binomial(trials, target) <= errors) <= delta (one
+    regularised incomplete beta per threshold instead of an inverse)."""
+    from scipy.special import bdtr
+
+    return np.asarray(bdtr(errors, trials, target) <= delta)
+
+
 GUARANTEE = (
     "Covers: new cases exchangeable with the calibration data (drawn the same way, from the same "
     "population); over the draw of the calibration data, P(selective risk at this threshold > "
@@ -173,8 +183,7 @@ def guaranteed_threshold(
     failed = False
     while start < m and not failed:  # bounds in growing chunks, stopping at the first failure
         stop = min(m, start + chunk)
-        ok = clopper_pearson_upper(steps.wrong[start:stop], steps.acted[start:stop], delta)
-        ok = ok <= target
+        ok = certified(steps.wrong[start:stop], steps.acted[start:stop], target, delta)
         if ok.all():
             accepted = stop
         else:
