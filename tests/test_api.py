@@ -40,6 +40,7 @@ EXPECTED = [
     "accuracy",
     "auc",
     "audit",
+    "before_after",
     "bin_edges",
     "bin_index",
     "binary",
@@ -54,6 +55,7 @@ EXPECTED = [
     "classwise",
     "classwise_ece",
     "compare_calibration",
+    "cost_curve",
     "cross_fit",
     "debiased_squared_ce",
     "decision_report",
@@ -70,13 +72,17 @@ EXPECTED = [
     "policy_table",
     "read_predictions",
     "reliability_bins",
+    "reliability_diagram",
     "risk_coverage",
+    "risk_coverage_plot",
     "save_calibrator",
+    "save_figure",
     "sigmoid",
     "softmax",
     "spiegelhalter_z",
     "stratified_split",
     "top_label",
+    "write_report",
 ]
 
 
@@ -121,7 +127,7 @@ def test_errors_are_value_errors_and_warnings_user_warnings():
 def test_import_is_light():
     code = (
         "import sys, calibkit; "
-        "print(sorted(m for m in ('scipy', 'pyarrow', 'rich', 'typer', 'numba', 'pandas') "
+        "print(sorted(m for m in ('scipy', 'pyarrow', 'rich', 'typer', 'numba', 'pandas', 'matplotlib') "
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

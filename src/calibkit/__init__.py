@@ -79,6 +79,14 @@ from .recalibrate import (
     save_calibrator,
     stratified_split,
 )
+from .report import (
+    before_after,
+    cost_curve,
+    reliability_diagram,
+    risk_coverage_plot,
+    save_figure,
+    write_report,
+)
 
 __version__ = "0.1.0"
 
@@ -114,6 +122,7 @@ __all__ = [
     "accuracy",
     "auc",
     "audit",
+    "before_after",
     "bin_edges",
     "bin_index",
     "binary",
@@ -128,6 +137,7 @@ __all__ = [
     "classwise",
     "classwise_ece",
     "compare_calibration",
+    "cost_curve",
     "cross_fit",
     "debiased_squared_ce",
     "decision_report",
@@ -144,11 +154,15 @@ __all__ = [
     "policy_table",
     "read_predictions",
     "reliability_bins",
+    "reliability_diagram",
     "risk_coverage",
+    "risk_coverage_plot",
     "save_calibrator",
+    "save_figure",
     "sigmoid",
     "softmax",
     "spiegelhalter_z",
     "stratified_split",
     "top_label",
+    "write_report",
 ]

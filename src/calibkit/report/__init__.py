@@ -1,11 +1,24 @@
-"""Rendering results: terminal tables (rich). Renderers import their libraries lazily, so
-``import calibkit.report`` costs nothing until one is used."""
+"""Rendering results: figures (matplotlib), the self-contained HTML report, terminal tables
+(rich). Each renderer imports its library inside the function that draws, so importing this
+package costs nothing until one is used."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["render_audit"]
+from .figures import before_after, cost_curve, reliability_diagram, risk_coverage_plot, save_figure
+from .html import render_report, write_report
+
+__all__ = [
+    "before_after",
+    "cost_curve",
+    "reliability_diagram",
+    "render_audit",
+    "render_report",
+    "risk_coverage_plot",
+    "save_figure",
+    "write_report",
+]
 
 
 def __getattr__(name: str) -> Any:
