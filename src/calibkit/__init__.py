@@ -80,11 +80,17 @@ from .recalibrate import (
     stratified_split,
 )
 from .report import (
+    RecordComparison,
     before_after,
+    calibration_record,
+    compare_records,
     cost_curve,
+    read_record,
     reliability_diagram,
     risk_coverage_plot,
     save_figure,
+    verify_record,
+    write_record,
     write_report,
 )
 
@@ -111,6 +117,7 @@ __all__ = [
     "PlattScaling",
     "PolicyTable",
     "Predictions",
+    "RecordComparison",
     "ReliabilityRow",
     "ReliabilityTable",
     "RiskCoverage",
@@ -130,6 +137,7 @@ __all__ = [
     "bootstrap_ece",
     "brier",
     "brier_decomposition",
+    "calibration_record",
     "check_invariance",
     "choose_actions",
     "choose_threshold",
@@ -137,6 +145,7 @@ __all__ = [
     "classwise",
     "classwise_ece",
     "compare_calibration",
+    "compare_records",
     "cost_curve",
     "cross_fit",
     "debiased_squared_ce",
@@ -153,6 +162,7 @@ __all__ = [
     "noise_floor",
     "policy_table",
     "read_predictions",
+    "read_record",
     "reliability_bins",
     "reliability_diagram",
     "risk_coverage",
@@ -164,5 +174,7 @@ __all__ = [
     "spiegelhalter_z",
     "stratified_split",
     "top_label",
+    "verify_record",
+    "write_record",
     "write_report",
 ]

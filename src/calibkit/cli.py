@@ -72,6 +72,52 @@ def _root(
 _COLUMNS = "Columns"
 _BINNING = "Binning and intervals"
 _NOISE = "Noise floor and bootstrap"
+_RECORD = "Calibration record"
+
+QuietOption = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Print only the one-line verdict (no tables)."),
+]
+HtmlOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Write a self-contained HTML report (figures embedded) here.", show_default=False
+    ),
+]
+
+
+def _check_quiet(quiet: bool, json_out: bool, command: str) -> None:
+    if quiet and json_out:
+        _fail(f"{command}: --quiet and --json both choose what is printed; pass one of them.")
+
+
+def _html_writer(command: str):
+    """``calibkit.report.html.write_report``, imported when --html asks for it."""
+    try:
+        from .report.html import write_report
+    except ImportError as exc:
+        _fail(
+            f"{command}: --html needs calibkit.report.html, which this installation of "
+            f"calibkit cannot import ({exc}); run without --html."
+        )
+    return write_report
+
+
+def _write(write, path: Path | None, command: str) -> None:
+    """Run a writer; an OS error becomes the one-line 'cannot write' message."""
+    try:
+        write()
+    except OSError as exc:
+        _fail(f"{command}: cannot write '{path}': {exc.strerror or exc}.")
+
+
+def _wrote(console, **paths: Path | None) -> None:
+    written = {"record": "calibration record", "html": "HTML report"}
+    lines = [f"wrote {written[k]} to {p}" for k, p in paths.items() if p is not None]
+    if lines:
+        console.print()
+        for line in lines:
+            console.print(line, soft_wrap=True)  # a path is not broken across lines
 
 
 @app.command()
@@ -155,14 +201,111 @@ def audit(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the audit as JSON (only that, on stdout).")
     ] = False,
+    quiet: QuietOption = False,
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the calibration record (JSON, checked against its schema) here.",
+            show_default=False,
+            rich_help_panel=_RECORD,
+        ),
+    ] = None,
+    html: HtmlOption = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model name.", show_default=False, rich_help_panel=_RECORD)
+    ] = None,
+    checkpoint: Annotated[
+        str | None,
+        typer.Option(help="Model checkpoint.", show_default=False, rich_help_panel=_RECORD),
+    ] = None,
+    outcome_definition: Annotated[
+        str | None,
+        typer.Option(
+            help="What counts as a correct answer (or a positive label); calibkit compare "
+            "refuses records whose definitions differ.",
+            show_default=False,
+            rich_help_panel=_RECORD,
+        ),
+    ] = None,
+    population: Annotated[
+        str | None,
+        typer.Option(
+            help="Who or what the rows are drawn from.",
+            show_default=False,
+            rich_help_panel=_RECORD,
+        ),
+    ] = None,
+    data_window: Annotated[
+        str | None,
+        typer.Option(
+            help="When the rows were collected, e.g. 2025-01..2025-03.",
+            show_default=False,
+            rich_help_panel=_RECORD,
+        ),
+    ] = None,
+    split: Annotated[
+        str | None,
+        typer.Option(
+            help="How these rows were split off (e.g. 'held-out test split').",
+            show_default=False,
+            rich_help_panel=_RECORD,
+        ),
+    ] = None,
+    split_seed: Annotated[
+        int | None,
+        typer.Option(help="Seed of that split.", show_default=False, rich_help_panel=_RECORD),
+    ] = None,
+    calibrator: Annotated[
+        Path | None,
+        typer.Option(
+            help="The calibrator (from calibkit fit) that produced these probabilities; "
+            "recorded, not applied.",
+            show_default=False,
+            rich_help_panel=_RECORD,
+        ),
+    ] = None,
+    notes: Annotated[
+        str | None,
+        typer.Option(help="Free text for the record.", show_default=False, rich_help_panel=_RECORD),
+    ] = None,
 ) -> None:
     """Reliability table, ECE with its noise floor, Brier, log loss, AUC, and a verdict."""
     import calibkit as ck
     from calibkit.io import read_predictions
 
+    _check_quiet(quiet, json_out, "audit")
+    described = {
+        "--model": model,
+        "--checkpoint": checkpoint,
+        "--outcome-definition": outcome_definition,
+        "--population": population,
+        "--data-window": data_window,
+        "--split": split,
+        "--split-seed": split_seed,
+        "--calibrator": calibrator,
+        "--notes": notes,
+    }
+    given = [name for name, value in described.items() if value is not None]
+    if given and record is None and html is None:
+        _fail(
+            f"audit: {', '.join(given)} only go(es) into the calibration record; pass --record "
+            "PATH (or --html PATH) to write one."
+        )
+    if split_seed is not None and split is None:
+        _fail("audit: --split-seed goes with --split, the method of the split it seeded.")
+    for path in (record, html):
+        if path is not None:
+            _check_output(path, "audit")
+    write_report = _html_writer("audit") if html is not None else None
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            fitted = None
+            if calibrator is not None:
+                from .recalibrate.base import load_calibrator
+
+                fitted = load_calibrator(calibrator)
             preds = read_predictions(
                 file,
                 format=fmt,
@@ -186,6 +329,33 @@ def audit(
                 n_sims=n_sims,
                 seed=seed,
             )
+            document = None
+            if record is not None or html is not None:
+                from .report.record import calibration_record, write_record
+
+                document = calibration_record(
+                    result,
+                    scores=preds.scores,
+                    labels=preds.labels,
+                    scores_kind=preds.kind,
+                    model=model,
+                    checkpoint=checkpoint,
+                    outcome_definition=outcome_definition,
+                    population=population,
+                    data_window=data_window,
+                    split=None if split is None else {"method": split, "seed": split_seed},
+                    calibrator=fitted,
+                    notes=notes,
+                )
+            if record is not None and document is not None:
+                _write(lambda: write_record(document, record), record, "audit")
+            if write_report is not None:
+                title = f"calibkit audit: {preds.describe()}"
+                _write(
+                    lambda: write_report(html, audit=result, record=document, title=title),
+                    html,
+                    "audit",
+                )
         except InputError as exc:
             _fail(str(exc))
     for w in caught:
@@ -194,11 +364,16 @@ def audit(
     if json_out:
         typer.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False))
         return
+    if quiet:
+        typer.echo(result.verdict())
+        return
     from rich.console import Console
 
     from .report.terminal import render_audit
 
-    render_audit(result, Console(highlight=False), source=preds.describe())
+    console = Console(highlight=False)
+    render_audit(result, console, source=preds.describe())
+    _wrote(console, record=record, html=html)
 
 
 # ----------------------------------------------------------------------------- fit / apply
@@ -320,6 +495,8 @@ def fit(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the ledger as JSON (only that, on stdout).")
     ] = False,
+    quiet: QuietOption = False,
+    html: HtmlOption = None,
 ) -> None:
     """Fit a calibrator on a calibration split, print the BEFORE/AFTER ledger on the held-out
     rows, and save the fitted map as JSON.
@@ -343,6 +520,10 @@ def fit(
             "--calibration-fraction. Pass one or the other."
         )
     _check_output(out, "fit")
+    _check_quiet(quiet, json_out, "fit")
+    if html is not None:
+        _check_output(html, "fit")
+    write_report = _html_writer("fit") if html is not None else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -364,6 +545,16 @@ def fit(
                 n_sims=n_sims,
             )
             save_calibrator(ledger.calibrator, out)
+            if write_report is not None:
+                title = f"calibkit fit: {ledger.describe()}, from {preds.describe()}"
+                before, after = _held_out_audits(ledger, preds, bins=bins, n_sims=n_sims)
+                _write(
+                    lambda: write_report(
+                        html, ledger=ledger, title=title, before=before, after=after
+                    ),
+                    html,
+                    "fit",
+                )
         except InputError as exc:
             _fail(str(exc))
         except OSError as exc:
@@ -374,9 +565,57 @@ def fit(
     if json_out:
         typer.echo(json.dumps(ledger.to_dict(), indent=2, allow_nan=False))
         return
+    if quiet:
+        typer.echo(_ledger_verdict(ledger, out))
+        return
     from rich.console import Console
 
-    _render_ledger(ledger, Console(highlight=False), source=preds.describe(), out=out)
+    console = Console(highlight=False)
+    _render_ledger(ledger, console, source=preds.describe(), out=out)
+    _wrote(console, html=html)
+
+
+def _held_out_audits(ledger, preds, *, bins: int, n_sims: int):
+    """Audits of the held-out rows before and after the saved map, for the report's side-by-side
+    reliability diagrams: the ledger's own split, redrawn from its seed. (None, None) for
+    cross-fitting, whose out-of-fold probabilities come from several maps."""
+    import calibkit as ck
+
+    from .recalibrate.split import stratified_split
+
+    if ledger.design != "split":
+        return None, None
+    _, held = stratified_split(
+        preds.labels, calibration_fraction=ledger.calibration_fraction, seed=ledger.seed
+    )
+    if held.size != ledger.n_eval:  # not the ledger's split: draw nothing rather than mislead
+        return None, None
+    x, y = preds.scores[held], preds.labels[held]
+    settings = {"n_bins": bins, "n_boot": 1000, "n_sims": n_sims, "seed": ledger.seed}
+    before = ck.audit(x, y, from_logits=preds.kind == "logits", **settings)
+    after = ck.audit(ledger.calibrator.predict_proba(x), y, **settings)
+    return before, after
+
+
+def _ledger_verdict(ledger, out: Path) -> str:
+    """One line: the map, what it did to ECE and NLL on the held-out rows, where it went."""
+    before, after = ledger.before, ledger.after
+
+    def change(name: str) -> str:
+        b, a = before.get(name), after.get(name)
+        return f"{name} {_num(b)} -> {_num(a)}"
+
+    floor = ledger.noise_floor_after.mean
+    return (
+        f"{ledger.describe()}: {change('ECE')} (floor {floor:.4f}), {change('NLL')} on "
+        f"{ledger.n_eval} held-out rows; wrote {out}."
+    )
+
+
+def _num(x: float | None) -> str:
+    import math
+
+    return "-" if x is None or not math.isfinite(x) else f"{x:.4f}"
 
 
 @app.command(
@@ -741,6 +980,8 @@ def decide(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print everything as one JSON object (only that).")
     ] = False,
+    quiet: QuietOption = False,
+    html: HtmlOption = None,
 ) -> None:
     """Seed 002's policy table: thresholds chosen on one half, reported on the other."""
     from .decide.coverage import validated
@@ -764,6 +1005,10 @@ def decide(
         _fail(f"decide: --target-risk must lie strictly between 0 and 1, got {target_risk}.")
     if not 0.0 < delta < 1.0:
         _fail(f"decide: --delta must lie strictly between 0 and 1, got {delta}.")
+    _check_quiet(quiet, json_out, "decide")
+    if html is not None:
+        _check_output(html, "decide")
+    write_report = _html_writer("decide") if html is not None else None
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -836,6 +1081,9 @@ def decide(
                     "coverage": n_acted / report.size,
                     "risk": n_wrong / n_acted if n_acted else None,
                 }
+            if write_report is not None:
+                title = f"calibkit decide: {preds.describe()}"
+                _write(lambda: write_report(html, policy=table, title=title), html, "decide")
         except InputError as exc:
             _fail(str(exc))
     for w in caught:
@@ -863,10 +1111,14 @@ def decide(
         }
         typer.echo(json.dumps(_jsonable(document), indent=2, allow_nan=False))
         return
+    if quiet:
+        typer.echo(_decision_verdict(table))
+        return
     from rich.console import Console
 
+    console = Console(highlight=False)
     _render_decision(
-        Console(highlight=False),
+        console,
         source=preds.describe(),
         split=split,
         table=table,
@@ -875,6 +1127,21 @@ def decide(
         guarantee=guarantee,
         guarantee_check=guarantee_check,
         target_risk=target_risk,
+    )
+    _wrote(console, html=html)
+
+
+def _decision_verdict(table) -> str:
+    """One line: the threshold chosen on the choosing half and what it does on the other."""
+    import math
+
+    row = table.row("chosen")
+    threshold = "above all" if math.isinf(row.threshold) else f"{row.threshold:.4g}"
+    risk = "-" if math.isnan(row.risk) else f"{row.risk:.4f}"
+    return (
+        f"act when confidence >= {threshold} (chosen on {table.n_validation} cases): cost "
+        f"{row.cost:.4f} per case on the other {table.n_test}, coverage {row.coverage:.4f}, "
+        f"risk {risk}; deferring everything costs {table.row('defer_all').cost:.4f}."
     )
 
 
@@ -1011,6 +1278,58 @@ def _render_decision(
                 f"{'-' if risk is None else f'{risk:.4f}'} ({guarantee_check['n_acted']} of "
                 f"{guarantee_check['n']} acted on)."
             )
+
+
+# ----------------------------------------------------------------------------- compare
+
+
+@app.command(
+    help="Did calibration move beyond noise between two calibration records (written by "
+    "calibkit audit --record)?\n\n"
+    "Prints the change of ECE against its noise band (the changes that arise when calibration "
+    "did not move, simulated from the records' per-bin sums), each bin's change of accuracy "
+    "and gap with its interval (bins that moved away from the diagonal are flagged), and the "
+    "change of the fitted temperature when both records carry one. Refuses records whose "
+    "bins, event or outcome definition differ. Exit status 0 whether or not calibration "
+    "moved; 2 when a record cannot be read or the two cannot be compared."
+)
+def compare(
+    old: Annotated[
+        Path, typer.Argument(help="The earlier record (the reference).", show_default=False)
+    ],
+    new: Annotated[Path, typer.Argument(help="The later record.", show_default=False)],
+    level: Annotated[
+        float, typer.Option(help="Level of the noise band and of every bin's interval.")
+    ] = 0.95,
+    n_sims: Annotated[
+        int, typer.Option(help="Simulated pairs of cohorts behind the noise band.")
+    ] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the simulation.")] = 0,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the comparison as JSON (only that, on stdout).")
+    ] = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Did calibration move beyond noise between two calibration records?"""
+    from .report.compare import compare_records, render_comparison
+    from .report.record import read_record
+
+    _check_quiet(quiet, json_out, "compare")
+    try:
+        result = compare_records(
+            read_record(old), read_record(new), level=level, n_sims=n_sims, seed=seed
+        )
+    except InputError as exc:
+        _fail(str(exc))
+    if json_out:
+        typer.echo(json.dumps(_jsonable(result.to_dict()), indent=2, allow_nan=False))
+        return
+    if quiet:
+        typer.echo(result.verdict())
+        return
+    from rich.console import Console
+
+    render_comparison(result, Console(highlight=False))
 
 
 def main() -> None:

@@ -6,17 +6,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from .compare import RecordComparison, compare_records
 from .figures import before_after, cost_curve, reliability_diagram, risk_coverage_plot, save_figure
 from .html import render_report, write_report
+from .record import calibration_record, read_record, verify_record, write_record
 
 __all__ = [
+    "RecordComparison",
     "before_after",
+    "calibration_record",
+    "compare_records",
     "cost_curve",
+    "read_record",
     "reliability_diagram",
     "render_audit",
     "render_report",
     "risk_coverage_plot",
     "save_figure",
+    "verify_record",
+    "write_record",
     "write_report",
 ]
 

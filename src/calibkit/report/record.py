@@ -1,0 +1,745 @@
+"""The calibration record: one JSON document that holds everything needed to reproduce or
+challenge an audit (seed 003, "a calibrator belongs to one measurement contract").
+
+A record names what the audit is about (model, checkpoint, outcome definition, population, data
+window: the user's words), fingerprints the data it was computed from (sha256 of the score and
+label arrays, with their dtype and shape), says how the rows were split and which calibrator
+(with its fitted state and objective) produced the probabilities, and keeps the binning, the
+per-bin sufficient statistics (so that :func:`~calibkit.report.compare.compare_records` can
+compute intervals later without the data), every metric with its interval, the noise floor, the
+software versions and the time. A ``digest`` (sha256 of the other fields as canonical JSON)
+makes an edit after the fact visible to :func:`verify_record`.
+
+The record is a plain ``dict`` (the JSON document itself): what :func:`calibration_record`
+returns is what :func:`write_record` writes and :func:`read_record` returns, key for key. The
+layout is published as a JSON Schema (draft 2020-12), ``record.schema.json`` beside this module
+(:func:`record_schema`); :func:`read_record` checks every document against it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import os
+import platform
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from .._errors import InputError
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "RecordCheck",
+    "calibration_record",
+    "fingerprint_array",
+    "read_record",
+    "record_schema",
+    "record_stats",
+    "validate_record",
+    "verify_record",
+    "write_record",
+]
+
+#: The ``format`` field of every calibration record.
+FORMAT = "calibkit.calibration-record"
+#: The layout version this calibkit writes and reads.
+FORMAT_VERSION = 1
+#: Bytes hashed per step: a big array is fingerprinted without a second copy of it.
+_CHUNK = 1 << 24
+
+_CONTEXT = ("model", "checkpoint", "outcome_definition", "population", "data_window", "notes")
+_SUM_FIELDS = ("sum_conf", "sum_outcome", "sum_conf_sq", "sum_conf_outcome", "sum_var_weight")
+_SCORES_KINDS = ("logits", "probs", "confidence")
+
+
+# ----------------------------------------------------------------------------- making a record
+
+
+def calibration_record(
+    audit: Any,
+    *,
+    scores: Any = None,
+    labels: Any = None,
+    scores_kind: str | None = None,
+    model: str | None = None,
+    checkpoint: str | None = None,
+    outcome_definition: str | None = None,
+    population: str | None = None,
+    data_window: str | None = None,
+    split: Mapping[str, Any] | str | None = None,
+    calibrator: Any = None,
+    notes: str | None = None,
+) -> dict[str, Any]:
+    """The calibration record of an audit, as a JSON-ready ``dict`` valid under
+    :func:`record_schema`.
+
+    Parameters
+    ----------
+    audit : Audit
+        The result of :func:`calibkit.audit`.
+    scores, labels : arrays, optional
+        The arrays the audit was computed from, exactly as passed to it (logits, probabilities or
+        confidences; class indices or 0/1 outcomes). They are not stored: the record keeps their
+        sha256 (raw bytes in C order, hashed chunk by chunk), dtype and shape, so that
+        :func:`verify_record` can tell later whether some data are these data. Give both or
+        neither (then the fingerprint is null).
+    scores_kind : {"logits", "probs", "confidence"}, optional
+        What ``scores`` hold (seed 003 asks for the unscaled logits to be named).
+    model, checkpoint, outcome_definition, population, data_window, notes : str, optional
+        The user's description of the measurement contract. :func:`compare_records` refuses to
+        compare records whose ``outcome_definition`` differs.
+    split : dict or str, optional
+        How the audited rows were split off: ``{"method": ..., "seed": ...}`` plus any further
+        JSON-ready settings (a string is the method, with no seed).
+    calibrator : Calibrator or dict, optional
+        The fitted calibrator behind the audited probabilities (or its ``to_dict()``); recorded
+        with the objective its method minimises.
+
+    Examples
+    --------
+    >>> import numpy as np, calibkit as ck
+    >>> from calibkit.report.record import calibration_record, verify_record
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0, 1, 400); y = (rng.random(400) < p).astype(int)
+    >>> a = ck.audit(p, y, n_boot=100, n_sims=100)
+    >>> r = calibration_record(a, scores=p, labels=y, model="demo", outcome_definition="y = 1")
+    >>> r["data"]["n"], r["binning"]["n_bins"], sum(r["bins"]["count"])
+    (400, 15, 400)
+    >>> bool(verify_record(r, p, y)), bool(verify_record(r, p[::-1], y))
+    (True, False)
+    """
+    from ..audit import Audit
+
+    where = "calibration_record"
+    if not isinstance(audit, Audit):
+        raise InputError(
+            f"{where}: audit must be the result of calibkit.audit, got {type(audit).__name__}."
+        )
+    context = {
+        name: _text(value, name=name, where=where)
+        for name, value in zip(
+            _CONTEXT,
+            (model, checkpoint, outcome_definition, population, data_window, notes),
+            strict=True,
+        )
+    }
+    if scores_kind is not None:
+        scores_kind = v.choice(scores_kind, name="scores_kind", allowed=_SCORES_KINDS, where=where)
+    if (scores is None) != (labels is None):
+        raise InputError(
+            f"{where}: pass scores and labels together (the data are fingerprinted as a pair), "
+            "or neither."
+        )
+    fingerprint: dict[str, Any] | None = None
+    if scores is not None:
+        fingerprint = {
+            "algorithm": "sha256",
+            "scores": fingerprint_array(scores, name="scores", where=where),
+            "labels": fingerprint_array(labels, name="labels", where=where),
+        }
+        for name in ("scores", "labels"):
+            rows = fingerprint[name]["shape"][0] if fingerprint[name]["shape"] else None
+            if rows != audit.n:
+                raise InputError(
+                    f"{where}: {name} has {rows} rows but the audit counts {audit.n} "
+                    "forecasts; pass the arrays the audit was computed from."
+                )
+
+    table, stats = audit.table, audit.stats
+    level = float(table.level)
+    rows = table.rows
+    k_acc = int(round(audit.accuracy * audit.n))
+    document: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "software": _software(),
+        "context": context,
+        "data": {
+            "n": audit.n,
+            "event": audit.kind,
+            "n_classes": audit.n_classes,
+            "scores_kind": scores_kind,
+            "fingerprint": fingerprint,
+        },
+        "split": _split(split, where=where),
+        "calibrator": _calibrator(calibrator, where=where),
+        "binning": {
+            "strategy": table.strategy,
+            "requested_bins": table.requested_bins,
+            "n_bins": stats.n_bins,
+            "closed": stats.closed,
+            "edges": stats.edges.tolist(),
+            "interval": table.interval,
+            "level": level,
+        },
+        "bins": {
+            "count": stats.count.tolist(),
+            **{f: getattr(stats, f).tolist() for f in _SUM_FIELDS},
+            **{f: [_number(getattr(r, f)) for r in rows] for f in ("conf", "acc", "gap")},
+            "ci_low": [_number(r.ci_low) for r in rows],
+            "ci_high": [_number(r.ci_high) for r in rows],
+        },
+        "metrics": {
+            "ece": _metric(
+                audit.ece,
+                {
+                    "low": audit.ece_interval.low,
+                    "high": audit.ece_interval.high,
+                    "level": audit.ece_interval.level,
+                    "method": f"percentile bootstrap ({audit.ece_interval.method})",
+                    "n_boot": audit.ece_interval.n_boot,
+                    "seed": audit.ece_interval.seed,
+                },
+            ),
+            "mce": _metric(audit.mce),
+            "rmsce": _metric(audit.rmsce),
+            "debiased_squared_ce": _metric(audit.debiased_squared_ce),
+            "classwise_ece": _metric(audit.classwise_ece),
+            "brier": {
+                **_metric(audit.brier),
+                "decomposition": _jsonable(audit.brier_decomposition.to_dict()),
+            },
+            "nll": _metric(audit.nll),
+            "auc": _metric(audit.auc),
+            "accuracy": _metric(audit.accuracy, _wilson(k_acc, audit.n, level)),
+            "mean_confidence": _metric(audit.mean_confidence),
+        },
+        "noise_floor": _jsonable(audit.noise_floor.to_dict()),
+        "tests": [_jsonable(t.to_dict()) for t in audit.tests],
+        "within_noise": bool(audit.within_noise),
+        "verdict": audit.verdict(),
+    }
+    document["digest"] = {"algorithm": "sha256", "value": _digest(document)}
+    validate_record(document, where=where)
+    return document
+
+
+def fingerprint_array(x: Any, *, name: str = "array", where: str = "fingerprint_array") -> dict:
+    """sha256 of an array's raw bytes in C order, with its dtype and shape.
+
+    The bytes are hashed in chunks of 16 MiB straight from the array's memory (a
+    non-contiguous array is copied one block of rows at a time), so a large array costs one
+    pass and no second copy. The same values in another dtype (float32 against float64) have
+    another fingerprint: it identifies these arrays, not their numbers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibkit.report.record import fingerprint_array
+    >>> f = fingerprint_array(np.array([1, 2, 3], dtype=np.int64))
+    >>> f["dtype"], f["shape"], f["sha256"][:12]
+    ('<i8', [3], 'e2e2033ae7e1')
+    """
+    arr = v.to_numpy(x, name=name, where=where)
+    digest = hashlib.sha256()
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+        shape: list[int] = []
+    else:
+        shape = [int(s) for s in arr.shape]
+    if arr.flags.c_contiguous:
+        view = memoryview(arr).cast("B")  # type: ignore[arg-type]
+        for start in range(0, view.nbytes, _CHUNK):
+            digest.update(view[start : start + _CHUNK])
+    else:
+        per_row = max(1, arr[:1].nbytes)
+        rows = max(1, _CHUNK // per_row)
+        for start in range(0, arr.shape[0], rows):
+            digest.update(np.ascontiguousarray(arr[start : start + rows]).data)
+    return {"dtype": arr.dtype.str, "shape": shape, "sha256": digest.hexdigest()}
+
+
+def _software() -> dict[str, str]:
+    import scipy
+
+    from .. import __version__
+
+    return {
+        "calibkit": __version__,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def _text(value: Any, *, name: str, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{where}: {name} must be text (a string), got {type(value).__name__}.")
+    value = value.strip()
+    return value or None
+
+
+def _split(split: Mapping[str, Any] | str | None, *, where: str) -> dict[str, Any] | None:
+    if split is None:
+        return None
+    if isinstance(split, str):
+        split = {"method": split}
+    if not isinstance(split, Mapping):
+        raise InputError(
+            f"{where}: split must be a dict such as {{'method': 'stratified', 'seed': 0}} or "
+            f"a string naming the method, got {type(split).__name__}."
+        )
+    out = {str(k): _jsonable(x) for k, x in split.items()}
+    method = out.get("method")
+    if not isinstance(method, str) or not method.strip():
+        raise InputError(f"{where}: split needs a 'method' (text), e.g. 'stratified'.")
+    seed = out.setdefault("seed", None)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise InputError(f"{where}: split 'seed' must be an integer or None, got {seed!r}.")
+    try:
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where}: split must hold JSON values only ({exc}).") from None
+    return out
+
+
+def _calibrator(calibrator: Any, *, where: str) -> dict[str, Any] | None:
+    if calibrator is None:
+        return None
+    if isinstance(calibrator, Mapping):
+        data = dict(calibrator)
+    elif callable(getattr(calibrator, "to_dict", None)) and hasattr(calibrator, "kind"):
+        data = calibrator.to_dict()  # NotFittedError (an InputError) before fit
+    else:
+        raise InputError(
+            f"{where}: calibrator must be a fitted calibkit calibrator or its to_dict(), got "
+            f"{type(calibrator).__name__}."
+        )
+    missing = [k for k in ("kind", "format_version", "params", "state") if k not in data]
+    if missing:
+        raise InputError(
+            f"{where}: calibrator is missing {', '.join(missing)}; pass a fitted calibrator "
+            "or the dictionary its to_dict() returns."
+        )
+    objective = data.get("objective") or _objective(str(data["kind"]))
+    return {
+        "kind": str(data["kind"]),
+        "format_version": data["format_version"],
+        "params": _jsonable(data["params"]),
+        "state": _jsonable(data["state"]),
+        "objective": objective,
+    }
+
+
+def _objective(kind: str) -> str | None:
+    from ..recalibrate.ledger import _LIKELIHOOD, _SQUARED_ERROR
+
+    if kind in _LIKELIHOOD:
+        return "negative log-likelihood (log loss) on the calibration rows"
+    if kind in _SQUARED_ERROR:
+        return "squared error (Brier score) on the calibration rows"
+    return None
+
+
+def _number(x: Any) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _metric(value: Any, interval: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"value": _number(value), "interval": None if interval is None else _jsonable(interval)}
+
+
+def _wilson(k: int, n: int, level: float) -> dict[str, Any]:
+    from ..measure.intervals import binomial_interval
+
+    low, high = binomial_interval(k, n, method="wilson", level=level)
+    return {"low": float(low), "high": float(high), "level": level, "method": "wilson"}
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values: numpy scalars and arrays unwrapped, NaN and infinity as null."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(x) for k, x in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(x) for x in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _canonical(document: Mapping[str, Any]) -> bytes:
+    body = {k: x for k, x in document.items() if k != "digest"}
+    return json.dumps(
+        body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True
+    ).encode("ascii")
+
+
+def _digest(document: Mapping[str, Any]) -> str:
+    return hashlib.sha256(_canonical(document)).hexdigest()
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write a record as JSON, atomically (a temporary file beside ``path``, then renamed): a
+    failed write leaves no partial file. The record is checked against the schema first; its
+    digest is written as it is (an edited record stays detectably edited)."""
+    where = "write_record"
+    validate_record(record, where=where)
+    target = Path(path)
+    text = json.dumps(record, indent=2, allow_nan=False, ensure_ascii=False)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a record written by :func:`write_record`, checked against the schema.
+
+    Raises :class:`calibkit.InputError` naming the file and the first failing field
+    (``metrics.ece.value``, ``bins.count[3]``, ...) when the document is not a valid record.
+    """
+    source = Path(path)
+    where = f"read_record: '{source}'"
+    try:
+        text = source.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"read_record: no such file: '{source}'.") from None
+    except IsADirectoryError:
+        raise InputError(f"{where} is a directory, not a calibration record.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"read_record: cannot read '{source}' ({exc}).") from None
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where} is not valid JSON ({exc}).") from None
+    except ValueError as exc:
+        raise InputError(f"{where} is not strict JSON ({exc}).") from None
+    validate_record(data, where=where)
+    return data
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+@functools.cache
+def _schema_text() -> str:
+    return resources.files("calibkit.report").joinpath("record.schema.json").read_text("utf-8")
+
+
+def record_schema() -> dict[str, Any]:
+    """The published JSON Schema (draft 2020-12) of a calibration record (a fresh copy)."""
+    return json.loads(_schema_text())
+
+
+def validate_record(record: Any, *, where: str = "validate_record") -> dict[str, Any]:
+    """Check a record against the schema, then the things a schema cannot say (one entry per
+    bin in every per-bin array, edges increasing from 0 to 1, counts adding up to N). Returns
+    the record; raises :class:`calibkit.InputError` naming the first failing field.
+
+    calibkit checks the schema with a small validator of the keywords the schema uses (so
+    reading a record needs no extra dependency); the tests check the same documents with
+    ``jsonschema``.
+    """
+    schema = _schema()
+    problem = _check(record, schema, schema, ())
+    if problem is None:
+        problem = _check_consistent(record)
+    if problem is not None:
+        field, message = problem
+        raise InputError(
+            f"{where}: not a valid calibration record: {_field(field)} {message}"
+            + _hint(record, field)
+        )
+    return record
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    return json.loads(_schema_text())
+
+
+def _hint(record: Any, field: tuple[str | int, ...]) -> str:
+    if field and field[0] in ("format", "format_version") and isinstance(record, Mapping):
+        return f" (this calibkit reads {FORMAT} version {FORMAT_VERSION})."
+    return "."
+
+
+def _field(path: tuple[str | int, ...]) -> str:
+    if not path:
+        return "the document"
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+#: Keywords the validator below implements; the others it meets are annotations.
+SUPPORTED_KEYWORDS = frozenset(
+    {
+        "$ref",
+        "type",
+        "enum",
+        "const",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "minItems",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "pattern",
+    }
+)
+ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "title", "description"})
+
+_JSON_TYPES = {
+    "object": "an object",
+    "array": "an array",
+    "string": "text",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+}
+
+
+def _json_type(x: Any) -> str:
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "boolean"
+    if isinstance(x, int):
+        return "integer"
+    if isinstance(x, float):
+        return "number"
+    if isinstance(x, str):
+        return "string"
+    if isinstance(x, (list, tuple)):
+        return "array"
+    if isinstance(x, Mapping):
+        return "object"
+    return type(x).__name__
+
+
+def _is_type(x: Any, name: str) -> bool:
+    actual = _json_type(x)
+    if name == "number":
+        return actual in ("integer", "number")
+    if name == "integer":
+        return actual == "integer" or (actual == "number" and float(x).is_integer())
+    return actual == name
+
+
+def _shown(x: Any) -> str:
+    text = json.dumps(x) if _json_type(x) in _JSON_TYPES else repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+Problem = tuple[tuple[str | int, ...], str]
+
+
+def _check(
+    x: Any, schema: Mapping[str, Any], root: Mapping[str, Any], path: tuple
+) -> Problem | None:
+    """The first way ``x`` breaks ``schema`` (the subset of draft 2020-12 in
+    :data:`SUPPORTED_KEYWORDS`), as (path, message), or None."""
+    if "$ref" in schema:
+        target: Any = root
+        for part in schema["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        problem = _check(x, target, root, path)
+        if problem is not None:
+            return problem
+    if "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if not any(_is_type(x, t) for t in types):
+            wanted = " or ".join(_JSON_TYPES[t] for t in types)
+            return path, f"must be {wanted}, got {_shown(x)}"
+    if "const" in schema and not _same(x, schema["const"]):
+        return path, f"must be {_shown(schema['const'])}, got {_shown(x)}"
+    if "enum" in schema and not any(_same(x, option) for option in schema["enum"]):
+        options = ", ".join(_shown(o) for o in schema["enum"])
+        return path, f"must be one of {options}; got {_shown(x)}"
+    kind = _json_type(x)
+    if kind in ("integer", "number"):
+        if "minimum" in schema and x < schema["minimum"]:
+            return path, f"must be at least {schema['minimum']}, got {_shown(x)}"
+        if "maximum" in schema and x > schema["maximum"]:
+            return path, f"must be at most {schema['maximum']}, got {_shown(x)}"
+        if "exclusiveMinimum" in schema and x <= schema["exclusiveMinimum"]:
+            return path, f"must be above {schema['exclusiveMinimum']}, got {_shown(x)}"
+        if "exclusiveMaximum" in schema and x >= schema["exclusiveMaximum"]:
+            return path, f"must be below {schema['exclusiveMaximum']}, got {_shown(x)}"
+    elif kind == "string":
+        if len(x) < schema.get("minLength", 0):
+            return path, "must not be empty"
+        if "pattern" in schema and re.search(schema["pattern"], x) is None:
+            return path, f"is malformed: {_shown(x)} does not match {schema['pattern']}"
+    elif kind == "array":
+        if len(x) < schema.get("minItems", 0):
+            return path, f"must have at least {schema['minItems']} entries, got {len(x)}"
+        if "items" in schema:
+            for i, item in enumerate(x):
+                problem = _check(item, schema["items"], root, (*path, i))
+                if problem is not None:
+                    return problem
+    elif kind == "object":
+        for name in schema.get("required", ()):
+            if name not in x:
+                return (*path, name), "is missing"
+        properties = schema.get("properties", {})
+        for name, value in x.items():
+            if name in properties:
+                problem = _check(value, properties[name], root, (*path, name))
+                if problem is not None:
+                    return problem
+            elif schema.get("additionalProperties", True) is False:
+                return (*path, name), "is not a field of a calibration record"
+    return None
+
+
+def _same(x: Any, y: Any) -> bool:
+    """JSON equality: 1 == 1.0, but true is not 1."""
+    if isinstance(x, bool) or isinstance(y, bool):
+        return x is y
+    return bool(x == y)
+
+
+def _check_consistent(record: Mapping[str, Any]) -> Problem | None:
+    binning, bins = record["binning"], record["bins"]
+    edges, m = binning["edges"], binning["n_bins"]
+    if len(edges) != m + 1:
+        return ("binning", "edges"), f"must have n_bins + 1 = {m + 1} entries, got {len(edges)}"
+    if edges[0] != 0 or edges[-1] != 1:
+        return ("binning", "edges"), f"must run from 0 to 1, got {edges[0]} to {edges[-1]}"
+    for i in range(1, len(edges)):
+        # strictly increasing, except the one-value bins [0, 0] and [1, 1] of quantile edges
+        if edges[i] < edges[i - 1] or (edges[i] == edges[i - 1] and edges[i] not in (0, 1)):
+            return ("binning", "edges", i), f"must increase, got {edges[i - 1]} then {edges[i]}"
+    for name in bins:
+        if len(bins[name]) != m:
+            return ("bins", name), f"must have one entry per bin ({m}), got {len(bins[name])}"
+    n = record["data"]["n"]
+    if sum(bins["count"]) != n:
+        return ("bins", "count"), f"adds up to {sum(bins['count'])}, but data.n is {n}"
+    return None
+
+
+# ----------------------------------------------------------------------------- reading back
+
+
+def record_stats(record: Mapping[str, Any]) -> Any:
+    """The record's per-bin sufficient statistics as a :class:`calibkit.BinStats`."""
+    from ..measure.bins import BinStats
+
+    binning, bins = record["binning"], record["bins"]
+    return BinStats.from_dict(
+        {
+            "edges": binning["edges"],
+            "closed": binning["closed"],
+            "count": bins["count"],
+            **{f: bins[f] for f in _SUM_FIELDS},
+        }
+    )
+
+
+@dataclass(frozen=True)
+class RecordCheck:
+    """What :func:`verify_record` found. ``data_matches``: the arrays have the recorded
+    fingerprint (dtype, shape and sha256 of scores and labels). ``record_intact``: the record's
+    fields still hash to its digest (nothing was edited after it was made). ``problems`` says
+    what differs. True (as a bool) only when both hold."""
+
+    data_matches: bool
+    record_intact: bool
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.data_matches and self.record_intact
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "data_matches": self.data_matches,
+            "record_intact": self.record_intact,
+            "problems": list(self.problems),
+        }
+
+    def __str__(self) -> str:
+        if self.ok:
+            return "record verified: the data match its fingerprint and the record is intact."
+        return "record NOT verified: " + "; ".join(self.problems)
+
+
+def verify_record(record: Mapping[str, Any], scores: Any, labels: Any) -> RecordCheck:
+    """Whether ``scores`` and ``labels`` are the data the record was made from, and whether
+    the record is as it was made.
+
+    The arrays are fingerprinted as :func:`calibration_record` did (sha256 of the raw bytes,
+    dtype, shape) and compared with the record's fingerprint; the record's digest is recomputed
+    from its other fields. Changed data, or a record whose fingerprint (or any other field) was
+    edited, give a falsy :class:`RecordCheck` that says what differs.
+    """
+    where = "verify_record"
+    validate_record(record, where=where)
+    recorded = record["data"]["fingerprint"]
+    if recorded is None:
+        raise InputError(
+            f"{where}: the record has no data fingerprint (it was made without scores and "
+            "labels), so there is nothing to check the data against."
+        )
+    problems: list[str] = []
+    for name, x in (("scores", scores), ("labels", labels)):
+        now = fingerprint_array(x, name=name, where=where)
+        then = recorded[name]
+        for key in ("dtype", "shape", "sha256"):
+            if now[key] != then[key]:
+                what = "contents (sha256)" if key == "sha256" else key
+                shown = (
+                    f"{then[key][:12]}... recorded, {now[key][:12]}... now"
+                    if key == "sha256"
+                    else f"{then[key]} recorded, {now[key]} now"
+                )
+                problems.append(f"{name} {what} differ: {shown}")
+                break
+    data_matches = not problems
+    intact = record["digest"]["value"] == _digest(record)
+    if not intact:
+        problems.append(
+            "the record was edited after it was made: its fields no longer hash to its digest"
+        )
+    return RecordCheck(data_matches, intact, tuple(problems))
