@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,9 @@ from .measure.uncertainty import (
 )
 
 __all__ = ["Audit", "audit"]
+
+#: The stages ``audit(progress=...)`` reports, in order.
+AUDIT_STAGES = ("reliability table", "bootstrap interval", "noise floor", "scores", "tests")
 
 
 @dataclass(frozen=True, eq=False)
@@ -228,6 +232,7 @@ def audit(
     n_boot: int = 1000,
     n_sims: int = 1000,
     seed: int = 0,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Audit:
     """Audit the calibration of a model's predictions.
 
@@ -246,6 +251,9 @@ def audit(
     n_boot, n_sims, seed
         Bootstrap resamples for the ECE interval, simulations for its noise floor, and the seed
         of both (same seed, same numbers).
+    progress : callable, optional
+        Called as ``progress(stage, done, total)`` before each of the audit's stages and once at
+        the end (``done == total``), e.g. to drive a progress bar on large inputs.
 
     Examples
     --------
@@ -289,6 +297,18 @@ def audit(
             f"{where}: probs must be 1-D (binary) or 2-D (N, C), got shape {x.shape}."
         )
 
+    stages = iter(AUDIT_STAGES)
+
+    def step() -> None:
+        if progress is not None:
+            stage = next(stages, "done")
+            progress(
+                stage,
+                AUDIT_STAGES.index(stage) if stage != "done" else len(AUDIT_STAGES),
+                len(AUDIT_STAGES),
+            )
+
+    step()
     table = make_table(
         conf,
         outcome,
@@ -303,26 +323,39 @@ def audit(
     stats = table.stats
     same_bins = stats.edges  # the noise floor and the bootstrap use the table's exact bins
     score_input = x if from_logits else p
+    step()
+    ece_interval = bootstrap_ece(
+        conf, outcome, edges=same_bins, closed=closed, n_boot=n_boot, level=level, seed=seed
+    )
+    step()
+    floor = noise_floor(conf, edges=same_bins, closed=closed, n_sims=n_sims, seed=seed)
+    step()
+    scores = (
+        brier(p, y),
+        nll(score_input, y, from_logits=from_logits),
+        _auc_or_none(conf, outcome),
+    )
+    step()
+    tests = (spiegelhalter_from_stats(stats), hosmer_lemeshow(conf, outcome))
+    step()
     return Audit(
         kind=kind,
         n_classes=n_classes,
         table=table,
         ece=ece_from_stats(stats),
-        ece_interval=bootstrap_ece(
-            conf, outcome, edges=same_bins, closed=closed, n_boot=n_boot, level=level, seed=seed
-        ),
-        noise_floor=noise_floor(conf, edges=same_bins, closed=closed, n_sims=n_sims, seed=seed),
+        ece_interval=ece_interval,
+        noise_floor=floor,
         mce=ece_from_stats(stats, norm="max"),
         rmsce=ece_from_stats(stats, norm="l2"),
         debiased_squared_ce=debiased_squared_ce_from_stats(stats),
         classwise_ece=cw,
-        brier=brier(p, y),
+        brier=scores[0],
         brier_decomposition=decompose_stats(stats),
-        nll=nll(score_input, y, from_logits=from_logits),
-        auc=_auc_or_none(conf, outcome),
+        nll=scores[1],
+        auc=scores[2],
         accuracy=accuracy,
         mean_confidence=float(np.mean(conf)),
-        tests=(spiegelhalter_from_stats(stats), hosmer_lemeshow(conf, outcome)),
+        tests=tests,
         seed=seed,
     )
 

@@ -6,11 +6,13 @@ the library. Exit status 0 on success, 2 on bad input (one line on stderr, no tr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import warnings
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import numpy as np
 import typer
@@ -316,19 +318,21 @@ def audit(
                 correct=correct,
                 prediction=prediction,
             )
-            result = ck.audit(
-                preds.scores,
-                preds.labels,
-                from_logits=preds.kind == "logits",
-                n_bins=bins,
-                strategy=strategy.value,
-                closed=closed.value,
-                interval=None if interval is Interval.none else interval.value,
-                level=level,
-                n_boot=n_boot,
-                n_sims=n_sims,
-                seed=seed,
-            )
+            with _progress_bar(preds.n, enabled=not (json_out or quiet)) as progress:
+                result = ck.audit(
+                    preds.scores,
+                    preds.labels,
+                    from_logits=preds.kind == "logits",
+                    n_bins=bins,
+                    strategy=strategy.value,
+                    closed=closed.value,
+                    interval=None if interval is Interval.none else interval.value,
+                    level=level,
+                    n_boot=n_boot,
+                    n_sims=n_sims,
+                    seed=seed,
+                    progress=progress,
+                )
             document = None
             if record is not None or html is not None:
                 from .report.record import calibration_record, write_record
@@ -1330,6 +1334,37 @@ def compare(
     from rich.console import Console
 
     render_comparison(result, Console(highlight=False))
+
+
+#: Inputs at least this large get a progress bar (on a terminal): their audit takes seconds.
+PROGRESS_MIN_ROWS = 200_000
+
+
+@contextlib.contextmanager
+def _progress_bar(n_rows: int, *, enabled: bool) -> Iterator[Any]:
+    """A rich progress bar on stderr, fed by ``ck.audit(progress=...)``, for large inputs on a
+    terminal; otherwise None (no bar, nothing printed)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not enabled or n_rows < PROGRESS_MIN_ROWS or not console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("auditing {task.fields[rows]:,} predictions: {task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("reading", total=1, rows=n_rows)
+
+        def update(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=total)
+
+        yield update
 
 
 def main() -> None:
