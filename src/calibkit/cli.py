@@ -19,6 +19,7 @@ import typer
 
 from . import __version__
 from ._errors import InputError
+from ._json import jsonable
 
 EXIT_BAD_INPUT = 2
 
@@ -1113,7 +1114,7 @@ def decide(
             if guarantee is None
             else {**_as_dict(guarantee), "on_reporting_half": guarantee_check},
         }
-        typer.echo(json.dumps(_jsonable(document), indent=2, allow_nan=False))
+        typer.echo(json.dumps(jsonable(document), indent=2, allow_nan=False))
         return
     if quiet:
         typer.echo(_decision_verdict(table))
@@ -1198,23 +1199,6 @@ def _as_dict(result: object) -> dict:
     if dataclasses.is_dataclass(result) and not isinstance(result, type):
         return dataclasses.asdict(result)
     return {"text": str(result)}
-
-
-def _jsonable(value: object) -> object:
-    """Plain JSON values: numpy scalars and arrays unwrapped, NaN and infinity as null."""
-    import math
-
-    if isinstance(value, dict):
-        return {str(k): _jsonable(x) for k, x in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(x) for x in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return _jsonable(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _render_decision(
@@ -1326,7 +1310,7 @@ def compare(
     except InputError as exc:
         _fail(str(exc))
     if json_out:
-        typer.echo(json.dumps(_jsonable(result.to_dict()), indent=2, allow_nan=False))
+        typer.echo(json.dumps(jsonable(result.to_dict()), indent=2, allow_nan=False))
         return
     if quiet:
         typer.echo(result.verdict())

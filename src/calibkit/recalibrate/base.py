@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._errors import InputError, NotFittedError
+from .._json import jsonable
 
 __all__ = ["Calibrator", "load_calibrator", "save_calibrator"]
 
@@ -116,8 +117,8 @@ class Calibrator(abc.ABC):
         return {
             "kind": self.kind,
             "format_version": FORMAT_VERSION,
-            "params": _jsonable(self.get_params()),
-            "state": _jsonable(self._state()),
+            "params": jsonable(self.get_params()),
+            "state": jsonable(self._state()),
         }
 
     @classmethod
@@ -154,18 +155,6 @@ class Calibrator(abc.ABC):
                 raise
             raise InputError(f"{where}: malformed {kind!r} calibrator ({exc}).") from None
         return calibrator
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def save_calibrator(calibrator: Calibrator, path: str | os.PathLike[str]) -> Path:

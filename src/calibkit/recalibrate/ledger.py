@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
+from .._json import jsonable
 from ..forecasts import sigmoid, softmax, top_label
 from ..measure.errors import ece as ece_score
 from ..measure.ranking import auc as auc_score
@@ -204,9 +205,9 @@ class CalibrationLedger:
                 "before": self.noise_floor_before.to_dict(),
                 "after": self.noise_floor_after.to_dict(),
             },
-            "parameters": _jsonable(self.parameters),
+            "parameters": jsonable(self.parameters),
             "fold_parameters": (
-                None if self.fold_parameters is None else _jsonable(list(self.fold_parameters))
+                None if self.fold_parameters is None else jsonable(list(self.fold_parameters))
             ),
             "invariance": self.invariance.to_dict(),
             "broken_guarantees": list(self.broken_guarantees),
@@ -618,20 +619,6 @@ def _state(fitted: Any) -> dict[str, Any]:
     if hasattr(fitted, "to_dict"):
         return dict(fitted.to_dict().get("state", {}))
     return {}
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(x) for k, x in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(x) for x in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return _jsonable(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _finite_or_none(x: float | None) -> float | None:

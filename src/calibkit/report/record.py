@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
+from .._json import jsonable
 
 __all__ = [
     "FORMAT",
@@ -210,15 +211,15 @@ def calibration_record(
             "classwise_ece": _metric(audit.classwise_ece),
             "brier": {
                 **_metric(audit.brier),
-                "decomposition": _jsonable(audit.brier_decomposition.to_dict()),
+                "decomposition": jsonable(audit.brier_decomposition.to_dict()),
             },
             "nll": _metric(audit.nll),
             "auc": _metric(audit.auc),
             "accuracy": _metric(audit.accuracy, _wilson(k_acc, audit.n, level)),
             "mean_confidence": _metric(audit.mean_confidence),
         },
-        "noise_floor": _jsonable(audit.noise_floor.to_dict()),
-        "tests": [_jsonable(t.to_dict()) for t in audit.tests],
+        "noise_floor": jsonable(audit.noise_floor.to_dict()),
+        "tests": [jsonable(t.to_dict()) for t in audit.tests],
         "within_noise": bool(audit.within_noise),
         "verdict": audit.verdict(),
     }
@@ -294,7 +295,7 @@ def _split(split: Mapping[str, Any] | str | None, *, where: str) -> dict[str, An
             f"{where}: split must be a dict such as {{'method': 'stratified', 'seed': 0}} or "
             f"a string naming the method, got {type(split).__name__}."
         )
-    out = {str(k): _jsonable(x) for k, x in split.items()}
+    out = {str(k): jsonable(x) for k, x in split.items()}
     method = out.get("method")
     if not isinstance(method, str) or not method.strip():
         raise InputError(f"{where}: split needs a 'method' (text), e.g. 'stratified'.")
@@ -330,8 +331,8 @@ def _calibrator(calibrator: Any, *, where: str) -> dict[str, Any] | None:
     return {
         "kind": str(data["kind"]),
         "format_version": data["format_version"],
-        "params": _jsonable(data["params"]),
-        "state": _jsonable(data["state"]),
+        "params": jsonable(data["params"]),
+        "state": jsonable(data["state"]),
         "objective": objective,
     }
 
@@ -354,7 +355,7 @@ def _number(x: Any) -> float | None:
 
 
 def _metric(value: Any, interval: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"value": _number(value), "interval": None if interval is None else _jsonable(interval)}
+    return {"value": _number(value), "interval": None if interval is None else jsonable(interval)}
 
 
 def _wilson(k: int, n: int, level: float) -> dict[str, Any]:
@@ -362,21 +363,6 @@ def _wilson(k: int, n: int, level: float) -> dict[str, Any]:
 
     low, high = binomial_interval(k, n, method="wilson", level=level)
     return {"low": float(low), "high": float(high), "level": level, "method": "wilson"}
-
-
-def _jsonable(value: Any) -> Any:
-    """Plain JSON values: numpy scalars and arrays unwrapped, NaN and infinity as null."""
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(x) for k, x in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(x) for x in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return _jsonable(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _canonical(document: Mapping[str, Any]) -> bytes:
