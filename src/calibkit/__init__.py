@@ -93,6 +93,13 @@ from .report import (
     write_record,
     write_report,
 )
+from .stated import (
+    ConfidenceParse,
+    ParseReport,
+    parse_batch,
+    parse_confidence,
+    parse_decision,
+)
 
 __version__ = "0.1.0"
 
@@ -106,6 +113,7 @@ __all__ = [
     "CalibkitWarning",
     "CalibrationLedger",
     "Calibrator",
+    "ConfidenceParse",
     "Forecast",
     "HistogramBinning",
     "InputError",
@@ -114,6 +122,7 @@ __all__ = [
     "MatrixScaling",
     "NoiseFloor",
     "NotFittedError",
+    "ParseReport",
     "PlattScaling",
     "PolicyTable",
     "Predictions",
@@ -160,6 +169,9 @@ __all__ = [
     "make_calibrator",
     "nll",
     "noise_floor",
+    "parse_batch",
+    "parse_confidence",
+    "parse_decision",
     "policy_table",
     "read_predictions",
     "read_record",

@@ -1,0 +1,500 @@
+"""Parse a confidence (and an answer) stated by a language model in its reply.
+
+Rules (conservative: never a guess, never a fallback constant):
+
+* Digits in any Unicode script (fullwidth ``８５``, Arabic-Indic ``٨٥``...) and fullwidth
+  ``％``/``／`` are normalised to ASCII one character at a time, so ``.source`` is still the exact
+  substring of the original text.
+* Numeric forms: ``0.85`` / ``.85`` ("decimal"), ``85%`` / ``85 percent`` ("percent"), ``7/10``
+  ("fraction N/10"), ``7 out of 10`` ("N out of 10"). A bare integer counts only right after a
+  confidence label (``Confidence: 1``); a bare decimal above 1 is ignored as not a confidence
+  (``pH 7.4``) unless it follows a confidence label, where it is "out of range". Percentages over
+  100, N/10 over 10, negatives, NaN and infinities are "out of range".
+* If a confidence word (confidence, confident, sure, certain, certainty, probability, likelihood)
+  occurs, only numbers just before it (within 25 characters) or after it (within 60) are considered;
+  otherwise every number is. Equal values are merged; two different values are "conflicting"
+  ("about 80% sure but it could be 60%"). Nothing picks one of two numbers.
+* Words are read only when no number is found, from a documented, configurable scale
+  (:data:`DEFAULT_VERBAL_SCALE`, override with ``scale=``); longest phrase wins at a position, two
+  different values are "conflicting".
+* JSON objects: a confidence key (:data:`CONFIDENCE_KEYS`, case-insensitive) is parsed by the rules
+  above; otherwise an object mapping two or more option-like keys (at most 3 characters) to numbers
+  is a per-option distribution ("distribution") whose value is the probability of the option named
+  by the answer key when there is one, else of the largest option (a tie for largest is
+  "conflicting"). The stated numbers are used as given: each must lie in [0, 1], they are not
+  renormalised and need not sum to 1.
+
+When nothing usable is found, :func:`parse_confidence` returns a falsy :class:`ConfidenceParse`
+whose ``.value`` is None and whose ``.reason`` is "absent", "out of range" or "conflicting", so that
+``if res:`` works like a None check and the reason is still there to count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+
+__all__ = [
+    "CONFIDENCE_KEYS",
+    "ANSWER_KEYS",
+    "DEFAULT_VERBAL_SCALE",
+    "REASONS",
+    "ConfidenceParse",
+    "ParseReport",
+    "parse_batch",
+    "parse_confidence",
+    "parse_decision",
+]
+
+#: reasons a confidence is not parsed; parse_decision adds "no answer", "not an option", "malformed"
+REASONS = ("absent", "out of range", "conflicting")
+
+#: A convention, not a measurement: change it with ``scale=`` when the prompt defines its own words.
+DEFAULT_VERBAL_SCALE: Mapping[str, float] = {
+    "absolutely certain": 1.0,
+    "completely certain": 1.0,
+    "extremely confident": 0.95,
+    "very confident": 0.9,
+    "highly confident": 0.9,
+    "high confidence": 0.9,
+    "confident": 0.8,
+    "fairly confident": 0.7,
+    "reasonably confident": 0.7,
+    "moderately confident": 0.6,
+    "somewhat confident": 0.6,
+    "moderate confidence": 0.6,
+    "unsure": 0.5,
+    "not very confident": 0.3,
+    "low confidence": 0.3,
+    "not confident": 0.2,
+    "very low confidence": 0.1,
+}
+
+CONFIDENCE_KEYS = ("confidence", "confidence_level", "confidence level", "confidence_score")
+ANSWER_KEYS = ("answer", "final_answer", "final answer", "choice", "decision")
+
+_NUM = r"(-?(?:\d+(?:\.\d*)?|\.\d+))"
+_NUMBER_RE = re.compile(
+    r"(?<![\w.])(?:"
+    + _NUM
+    + r"\s*(?:%|per\s?cent\b)"  # 1 percent
+    + r"|"
+    + _NUM
+    + r"\s+out\s+of\s+10(?!\d|\.\d)"  # 2 N out of 10
+    + r"|"
+    + _NUM
+    + r"\s*/\s*10(?!\d|\.\d)"  # 3 N/10
+    + r"|(-?(?:\d+\.\d+|\.\d+))(?!\d|\.\d|\s*/)"  # 4 decimal with a point
+    + r"|(-?\d+)(?!\d|\.\d|\s*/)"  # 5 bare integer (only after a label)
+    + r"|(nan|inf(?:inity)?)\b"  # 6
+    + r")",
+    re.IGNORECASE,
+)
+_CUE_RE = re.compile(
+    r"confiden\w*|\bsure\b|\bcertain\w*|\bprobabilit\w*|\blikelihood\b", re.IGNORECASE
+)
+_LABEL_RE = re.compile(r"confidence[\w ]{0,12}?\**\s*[:=]\**\s*(?:\*\*\s*)?$", re.IGNORECASE)
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+_FENCE_RE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
+_ANSWER_LINE_RE = re.compile(
+    r"^[ \t>*_-]*(?:final\s+)?answer[ \t*_]*[:=][ \t]*(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE
+)
+_CONF_LINE_RE = re.compile(
+    r"^[ \t>*_-]*confidence(?:[ \t_]+(?:level|score))?[ \t*_]*[:=][ \t]*(.*?)[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_DECODER = json.JSONDecoder()
+_BEFORE, _AFTER = 25, 60
+
+
+@dataclass(frozen=True)
+class ConfidenceParse:
+    """A parsed confidence. Falsy when ``value`` is None; ``reason`` then says why."""
+
+    value: float | None
+    source: str | None = None
+    form: str | None = None
+    reason: str | None = None
+    option: str | None = None  # for a distribution: the option whose probability is the value
+
+    def __bool__(self) -> bool:
+        return self.value is not None
+
+
+def _fail(reason: str, source: str | None = None) -> ConfidenceParse:
+    return ConfidenceParse(None, source=source, reason=reason)
+
+
+def _normalise(text: str) -> str:
+    """ASCII digits and %//, one character for one character (indices are preserved)."""
+    if not _NON_ASCII_RE.search(text):
+        return text
+    out = []
+    for ch in text:
+        if ch.isascii():
+            out.append(ch)
+            continue
+        d = unicodedata.decimal(ch, None)
+        if d is not None:
+            out.append(str(d))
+            continue
+        n = unicodedata.normalize("NFKC", ch)
+        out.append(n if len(n) == 1 and n in "%/.:=" else ("." if ch == "\u066b" else ch))
+    return "".join(out)
+
+
+def _candidates(norm: str, orig: str) -> list[tuple[int, ConfidenceParse]]:
+    found = []
+    for m in _NUMBER_RE.finditer(norm):
+        g = m.lastindex or 0
+        src = orig[m.start() : m.end()]
+        label = _LABEL_RE.search(norm, max(0, m.start() - 40), m.start()) is not None
+        if g == 6:
+            found.append((m.start(), _fail("out of range", src)))
+            continue
+        x = float(m.group(g))
+        if g == 1:
+            r = _checked(x / 100.0, src, "percent", ok=0 <= x <= 100)
+        elif g == 2:
+            r = _checked(x / 10.0, src, "N out of 10", ok=0 <= x <= 10)
+        elif g == 3:
+            r = _checked(x / 10.0, src, "fraction N/10", ok=0 <= x <= 10)
+        elif g == 4:
+            if not label and not (-1 <= x <= 1):
+                continue  # "pH 7.4", "3.5 cm": not a confidence
+            r = _checked(x, src, "decimal", ok=0 <= x <= 1)
+        else:
+            if not label:
+                continue
+            r = _checked(x, src, "decimal", ok=0 <= x <= 1)
+        found.append((m.start(), r))
+    return found
+
+
+def _checked(v: float, src: str, form: str, *, ok: bool) -> ConfidenceParse:
+    if ok and math.isfinite(v):
+        return ConfidenceParse(v, source=src, form=form)
+    return _fail("out of range", src)
+
+
+def _resolve(items: list[ConfidenceParse]) -> ConfidenceParse:
+    good = [c for c in items if c]
+    if good:
+        values = {c.value for c in good}
+        if len(values) > 1:
+            return _fail("conflicting", " | ".join(c.source or "" for c in good))
+        if len(good) < len(items):  # a valid and an invalid number near the cue: no guess
+            return _fail("conflicting", " | ".join(c.source or "" for c in items))
+        return good[0]
+    if items:
+        return items[0]
+    return _fail("absent")
+
+
+def _verbal_re(scale: Mapping[str, float]) -> re.Pattern[str]:
+    phrases = sorted(scale, key=len, reverse=True)
+    return re.compile(
+        r"\b(" + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases) + r")\b",
+        re.IGNORECASE,
+    )
+
+
+_DEFAULT_VERBAL_RE = _verbal_re(DEFAULT_VERBAL_SCALE)
+
+
+def _from_text(text: str, scale: Mapping[str, float] | None) -> ConfidenceParse:
+    norm = _normalise(text)
+    cands = _candidates(norm, text)
+    if cands:
+        cues = [m.span() for m in _CUE_RE.finditer(norm)]
+        if cues:
+            near = [
+                c
+                for pos, c in cands
+                if any(s - _BEFORE <= pos <= s or e <= pos <= e + _AFTER for s, e in cues)
+            ]
+        else:
+            near = [c for _, c in cands]
+        if near:
+            return _resolve(near)
+    sc = DEFAULT_VERBAL_SCALE if scale is None else scale
+    vre = _DEFAULT_VERBAL_RE if scale is None else _verbal_re(sc)
+    lower = {k.casefold(): v for k, v in sc.items()}
+    words = []
+    for m in vre.finditer(norm):
+        key = " ".join(m.group(1).split()).casefold()
+        v = float(lower[key])
+        words.append(_checked(v, text[m.start() : m.end()], "verbal", ok=0 <= v <= 1))
+    if words:
+        return _resolve(words)
+    return _fail("absent")
+
+
+def _from_value(v: Any, src: str | None, scale: Mapping[str, float] | None) -> ConfidenceParse:
+    if isinstance(v, bool) or v is None:
+        return _fail("absent", src)
+    if isinstance(v, int | float):
+        x = float(v)
+        if math.isfinite(x) and 0 <= x <= 1:
+            return ConfidenceParse(x, source=src if src is not None else repr(v), form="decimal")
+        return _fail("out of range", src)
+    if isinstance(v, str):
+        s = v.strip()
+        r = _from_text(s, scale)
+        if not r and r.reason == "absent":
+            lab = _from_text("confidence: " + s, scale)  # a bare "1" in a confidence field
+            if lab or lab.reason != "absent":
+                return ConfidenceParse(lab.value, src or s, lab.form, lab.reason)
+        return ConfidenceParse(r.value, src if src is not None else r.source, r.form, r.reason)
+    return _fail("absent", src)
+
+
+def _get(obj: Mapping[str, Any], keys: Sequence[str]) -> tuple[bool, Any, str | None]:
+    low = {str(k).strip().casefold(): k for k in obj}
+    for k in keys:
+        if k in low:
+            return True, obj[low[k]], low[k]
+    return False, None, None
+
+
+def _distribution(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    d = {
+        str(k): v
+        for k, v in obj.items()
+        if 0 < len(str(k).strip()) <= 3
+        and not isinstance(v, bool)
+        and (isinstance(v, int | float) or (isinstance(v, str) and _NUMBER_RE.fullmatch(v.strip())))
+    }
+    return d if len(d) >= 2 else None
+
+
+def _from_object(
+    obj: Mapping[str, Any], span: str, scale: Mapping[str, float] | None
+) -> ConfidenceParse:
+    has, v, key = _get(obj, CONFIDENCE_KEYS)
+    if has:
+        m = re.search(r'"' + re.escape(str(key)) + r'"\s*:\s*("[^"]*"|[^,}\s]+)', span)
+        return _from_value(v, m.group(1) if m else None, scale)
+    dist = _distribution(obj)
+    if dist is None:
+        return _fail("absent")
+    parsed = {k: _from_value(x, None, None) for k, x in dist.items()}
+    bad = [p for p in parsed.values() if not p]
+    if bad:
+        return _fail(bad[0].reason or "out of range", span)
+    has_a, ans, _ = _get(obj, ANSWER_KEYS)
+    if has_a and isinstance(ans, str):
+        for k, p in parsed.items():
+            if k.strip().casefold() == ans.strip().casefold():
+                return ConfidenceParse(p.value, span, "distribution", option=k)
+        return _fail("absent", span)
+    top = max(p.value or 0.0 for p in parsed.values())
+    tops = [k for k, p in parsed.items() if p.value == top]
+    if len(tops) > 1:
+        return _fail("conflicting", span)
+    return ConfidenceParse(top, span, "distribution", option=tops[0])
+
+
+def _find_object(text: str) -> tuple[dict[str, Any], str] | None:
+    """The JSON object of a reply: the whole text, a fenced block, or the first one in prose."""
+    s = text.strip()
+    if s.startswith("{"):
+        try:
+            o = json.loads(s)
+            if isinstance(o, dict):
+                return o, s
+        except ValueError:
+            pass
+    for m in _FENCE_RE.finditer(text):
+        try:
+            o = json.loads(m.group(1))
+            if isinstance(o, dict):
+                return o, m.group(1)
+        except ValueError:
+            continue
+    i = text.find("{")
+    while i != -1:
+        try:
+            o, end = _DECODER.raw_decode(text, i)
+            if isinstance(o, dict):
+                return o, text[i:end]
+        except ValueError:
+            pass
+        i = text.find("{", i + 1)
+    return None
+
+
+def parse_confidence(
+    text: str | float, *, scale: Mapping[str, float] | None = None
+) -> ConfidenceParse:
+    """Parse one stated confidence (see the module docstring for every rule).
+
+    Returns a :class:`ConfidenceParse`: ``.value`` in [0, 1] with ``.source`` (the exact substring)
+    and ``.form``, or a falsy result with ``.value`` None and ``.reason`` in :data:`REASONS`.
+    A JSON object in the text is read first (a confidence key or a per-option distribution);
+    otherwise the free text is read.
+    """
+    if not isinstance(text, str):
+        return _from_value(text, None, scale)
+    if "{" in text:
+        found = _find_object(text)
+        if found is not None:
+            r = _from_object(found[0], found[1], scale)
+            if r or r.reason != "absent":
+                return r
+    return _from_text(text, scale)
+
+
+def _norm_opt(x: Any) -> str:
+    return " ".join(str(x).split()).casefold()
+
+
+def _option_map(options: Iterable[Any]) -> dict[str, Any]:
+    m: dict[str, Any] = {}
+    for o in options:
+        k = _norm_opt(o)
+        if k in m:
+            raise InputError(
+                f"parse_decision: options {m[k]!r} and {o!r} are the same after case and "
+                "whitespace normalisation; give options that differ."
+            )
+        m[k] = o
+    if not m:
+        raise InputError("parse_decision: options is empty; give the allowed answers.")
+    return m
+
+
+def _decide(
+    text: str, omap: Mapping[str, Any], scale: Mapping[str, float] | None
+) -> tuple[Any, float] | str:
+    """(answer, confidence) or the reason it fails."""
+    if not isinstance(text, str):
+        return "absent"
+    found = _find_object(text) if "{" in text else None
+    if found is not None:
+        obj, span = found
+        has, ans, _ = _get(obj, ANSWER_KEYS)
+        if has:
+            if isinstance(ans, bool) or not isinstance(ans, str | int):
+                return "not an option"
+            key = _norm_opt(ans)
+            if key not in omap:
+                return "not an option"
+            has_c, cv, ck = _get(obj, CONFIDENCE_KEYS)
+            if has_c:
+                c = _from_value(cv, None, scale)
+            else:
+                dist = _distribution(obj)
+                hit = [k for k in (dist or {}) if _norm_opt(k) == key]
+                if len(hit) != 1:
+                    return "absent"
+                c = _from_value(obj[hit[0]], None, None)
+            if not c:
+                return c.reason or "absent"
+            assert c.value is not None
+            return omap[key], c.value
+    answers = {m.group(1).strip().strip("*").strip() for m in _ANSWER_LINE_RE.finditer(text)}
+    confs = [m.group(1) for m in _CONF_LINE_RE.finditer(text)]
+    if not answers:
+        return "malformed" if "{" in text else "no answer"
+    if len(answers) > 1:
+        return "conflicting"
+    keys = {_norm_opt(a) for a in answers}
+    key = keys.pop()
+    if key not in omap:
+        return "not an option"
+    if not confs:
+        return "absent"
+    cs = [_from_value(c.strip("* "), None, scale) for c in confs]
+    r = _resolve(cs)
+    if not r:
+        return r.reason or "absent"
+    assert r.value is not None
+    return omap[key], r.value
+
+
+def parse_decision(
+    reply_text: str, options: Iterable[Any], *, scale: Mapping[str, float] | None = None
+) -> tuple[Any, float] | None:
+    """``(answer, confidence)`` from a reply, or None.
+
+    Reads strict JSON, JSON in a fenced block or surrounded by prose (extra keys are fine), or
+    "Answer: ... / Confidence: ..." lines. The answer must equal one of ``options`` after case and
+    whitespace normalisation (nothing fuzzier); the confidence comes from the confidence field
+    (parsed by :func:`parse_confidence`'s rules, so "85%" is 0.85) or, with no confidence field,
+    from the answer's entry in a per-option distribution. A number only in the reasoning does not
+    count. Anything else is None, never a guess. :func:`parse_batch` gives the reasons.
+    """
+    r = _decide(reply_text, _option_map(options), scale)
+    return None if isinstance(r, str) else r
+
+
+@dataclass(frozen=True)
+class ParseReport:
+    """The parse of a batch. ``values`` holds parsed confidences only (no NaN, no fallback);
+    ``indices`` says which replies they came from; ``unparsed`` and ``reasons`` account for the
+    rest."""
+
+    n: int
+    values: np.ndarray
+    indices: np.ndarray
+    answers: list[Any] | None
+    unparsed: np.ndarray
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def parse_rate(self) -> float:
+        return len(self.indices) / self.n if self.n else float("nan")
+
+
+def parse_batch(
+    replies: Iterable[str],
+    options: Iterable[Any] | None = None,
+    *,
+    scale: Mapping[str, float] | None = None,
+) -> ParseReport:
+    """Parse many replies: confidences alone (``options`` None) or decisions against ``options``."""
+    omap = None if options is None else _option_map(options)
+    vals: list[float] = []
+    idx: list[int] = []
+    answers: list[Any] = []
+    bad: list[int] = []
+    reasons: Counter[str] = Counter()
+    n = 0
+    for i, text in enumerate(replies):
+        n += 1
+        if omap is None:
+            c = parse_confidence(text, scale=scale) if isinstance(text, str) else _fail("absent")
+            if c and c.value is not None:
+                vals.append(c.value)
+                idx.append(i)
+            else:
+                bad.append(i)
+                reasons[c.reason or "absent"] += 1
+        else:
+            r = _decide(text, omap, scale)
+            if isinstance(r, str):
+                bad.append(i)
+                reasons[r] += 1
+            else:
+                answers.append(r[0])
+                vals.append(r[1])
+                idx.append(i)
+    return ParseReport(
+        n=n,
+        values=np.asarray(vals, dtype=float),
+        indices=np.asarray(idx, dtype=np.intp),
+        answers=None if omap is None else answers,
+        unparsed=np.asarray(bad, dtype=np.intp),
+        reasons=dict(reasons),
+    )
