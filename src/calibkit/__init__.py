@@ -7,6 +7,8 @@ Audit whether a model that says 0.9 is right 9 times in 10, with the uncertainty
 0.4
 """
 
+from typing import Any
+
 from ._errors import CalibkitWarning, InputError, NotFittedError
 from .audit import Audit, audit
 from .decide import (
@@ -131,6 +133,7 @@ __all__ = [
     "ReliabilityTable",
     "RiskCoverage",
     "RiskGuarantee",
+    "StatedAudit",
     "TemperatureScaling",
     "TestResult",
     "ThresholdChoice",
@@ -138,6 +141,7 @@ __all__ = [
     "accuracy",
     "auc",
     "audit",
+    "audit_stated",
     "before_after",
     "bin_edges",
     "bin_index",
@@ -190,3 +194,12 @@ __all__ = [
     "write_record",
     "write_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Names whose modules load heavy libraries, imported on first use."""
+    if name in ("StatedAudit", "audit_stated"):
+        from .stated import audit as stated_audit
+
+        return getattr(stated_audit, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
