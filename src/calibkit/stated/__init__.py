@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .elicit import DEFAULT_PROMPT, ElicitationRun, Item, ItemResult, elicit, prompt_hash
 from .parse import (
     ANSWER_KEYS,
     CONFIDENCE_KEYS,
@@ -16,23 +17,33 @@ from .parse import (
     parse_confidence,
     parse_decision,
 )
+from .store import FINAL_STATUSES, ReplyKey, ReplyRecord, ReplyStore
 
 __all__ = [
     "ANSWER_KEYS",
     "CONFIDENCE_KEYS",
     "Comparison",
     "ConfidenceParse",
+    "DEFAULT_PROMPT",
     "DEFAULT_VERBAL_SCALE",
+    "ElicitationRun",
+    "FINAL_STATUSES",
+    "Item",
+    "ItemResult",
     "ParseReport",
     "REASONS",
+    "ReplyKey",
+    "ReplyRecord",
+    "ReplyStore",
     "SourceAudit",
     "StatedAudit",
     "audit_stated",
+    "elicit",
     "parse_batch",
     "parse_confidence",
     "parse_decision",
+    "prompt_hash",
 ]
-
 #: Names from .audit, imported on first use: the audit reads tables with pyarrow, which
 #: ``import calibkit`` does not load.
 _LAZY = {"Comparison", "SourceAudit", "StatedAudit", "audit_stated"}
