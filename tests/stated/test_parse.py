@@ -15,7 +15,9 @@ from calibkit import InputError
 from calibkit.stated import ConfidenceParse, parse_batch, parse_confidence, parse_decision
 
 HERE = Path(__file__).parent
-DATA = Path("/work/shared/data/llm_confidence")
+# the team's shared data sits beside the repository (../shared), in CI as in a session
+_SHARED = [Path(__file__).resolve().parents[3] / "shared", Path("/work/shared")]
+DATA = next((p for p in _SHARED if p.exists()), _SHARED[0]) / "data" / "llm_confidence"
 GOLDEN = [json.loads(line) for line in (HERE / "golden_replies.jsonl").open(encoding="utf-8")]
 
 
