@@ -88,6 +88,58 @@ HtmlOption = Annotated[
     ),
 ]
 
+LabelOption = Annotated[
+    str | None,
+    typer.Option(help="Label column (class indices 0..C-1).", rich_help_panel=_COLUMNS),
+]
+ProbsOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Probability columns: names, comma-separated, or a quoted glob like 'prob_*' "
+        "(.npz: a 2-D array).",
+        rich_help_panel=_COLUMNS,
+    ),
+]
+LogitsOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Logit columns, as --probs (one column: binary scores).", rich_help_panel=_COLUMNS
+    ),
+]
+ConfidenceOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Top-label confidence column (a binary forecast of 'correct').",
+        rich_help_panel=_COLUMNS,
+    ),
+]
+ScoredConfidenceOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Confidence column, with --correct, or with --prediction and --label.",
+        rich_help_panel=_COLUMNS,
+    ),
+]
+CorrectOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Outcome column: 1/0 or TRUE/FALSE (the prediction was correct).",
+        rich_help_panel=_COLUMNS,
+    ),
+]
+PredictionOption = Annotated[
+    str | None,
+    typer.Option(help="Predicted-class column, compared with --label.", rich_help_panel=_COLUMNS),
+]
+FormatOption = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        help="csv, tsv, parquet, jsonl or npz (default: from the extension).",
+        rich_help_panel=_COLUMNS,
+    ),
+]
+
 
 def _check_quiet(quiet: bool, json_out: bool, command: str) -> None:
     if quiet and json_out:
@@ -150,26 +202,9 @@ def audit(
             rich_help_panel=_COLUMNS,
         ),
     ] = None,
-    confidence: Annotated[
-        str | None,
-        typer.Option(
-            help="Confidence column, with --correct, or with --prediction and --label.",
-            rich_help_panel=_COLUMNS,
-        ),
-    ] = None,
-    correct: Annotated[
-        str | None,
-        typer.Option(
-            help="Outcome column: 1/0 or TRUE/FALSE (the prediction was correct).",
-            rich_help_panel=_COLUMNS,
-        ),
-    ] = None,
-    prediction: Annotated[
-        str | None,
-        typer.Option(
-            help="Predicted-class column, compared with --label.", rich_help_panel=_COLUMNS
-        ),
-    ] = None,
+    confidence: ScoredConfidenceOption = None,
+    correct: CorrectOption = None,
+    prediction: PredictionOption = None,
     fmt: Annotated[
         str | None,
         typer.Option(
@@ -385,39 +420,6 @@ def audit(
 
 _FIT = "Fitting and judging"
 
-LabelOption = Annotated[
-    str | None,
-    typer.Option(help="Label column (class indices 0..C-1).", rich_help_panel=_COLUMNS),
-]
-ProbsOption = Annotated[
-    str | None,
-    typer.Option(
-        help="Probability columns: names, comma-separated, or a quoted glob like 'prob_*' "
-        "(.npz: a 2-D array).",
-        rich_help_panel=_COLUMNS,
-    ),
-]
-LogitsOption = Annotated[
-    str | None,
-    typer.Option(
-        help="Logit columns, as --probs (one column: binary scores).", rich_help_panel=_COLUMNS
-    ),
-]
-ConfidenceOption = Annotated[
-    str | None,
-    typer.Option(
-        help="Top-label confidence column (a binary forecast of 'correct').",
-        rich_help_panel=_COLUMNS,
-    ),
-]
-FormatOption = Annotated[
-    str | None,
-    typer.Option(
-        "--format",
-        help="csv, tsv, parquet, jsonl or npz (default: from the extension).",
-        rich_help_panel=_COLUMNS,
-    ),
-]
 
 #: Extensions ``calibkit apply --out`` writes.
 _TABLE_OUTPUTS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
@@ -486,12 +488,7 @@ def fit(
         str | None,
         typer.Option(help="Outcome column, with --confidence.", rich_help_panel=_COLUMNS),
     ] = None,
-    prediction: Annotated[
-        str | None,
-        typer.Option(
-            help="Predicted-class column, compared with --label.", rich_help_panel=_COLUMNS
-        ),
-    ] = None,
+    prediction: PredictionOption = None,
     fmt: FormatOption = None,
     bins: Annotated[int, typer.Option(help="Bins of the ECE.", rich_help_panel=_BINNING)] = 15,
     n_sims: Annotated[
@@ -961,26 +958,9 @@ def decide(
     label: LabelOption = None,
     probs: ProbsOption = None,
     logits: LogitsOption = None,
-    confidence: Annotated[
-        str | None,
-        typer.Option(
-            help="Confidence column, with --correct, or with --prediction and --label.",
-            rich_help_panel=_COLUMNS,
-        ),
-    ] = None,
-    correct: Annotated[
-        str | None,
-        typer.Option(
-            help="Outcome column: 1/0 or TRUE/FALSE (the prediction was correct).",
-            rich_help_panel=_COLUMNS,
-        ),
-    ] = None,
-    prediction: Annotated[
-        str | None,
-        typer.Option(
-            help="Predicted-class column, compared with --label.", rich_help_panel=_COLUMNS
-        ),
-    ] = None,
+    confidence: ScoredConfidenceOption = None,
+    correct: CorrectOption = None,
+    prediction: PredictionOption = None,
     fmt: FormatOption = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print everything as one JSON object (only that).")
