@@ -8,6 +8,7 @@ import sys
 from itertools import islice
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -117,3 +118,42 @@ def test_run_resumes_then_audits_the_store(
 def test_run_needs_a_provider(decision_set10: Path) -> None:
     res = invoke("stated", "run", decision_set10, "--model", "m")
     assert res.exit_code == 2 and "--provider is required" in res.stderr
+
+
+def test_stated_audit_writes_an_html_report_with_a_diagram_per_group(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 400
+    conf = np.round(rng.uniform(0.5, 1.0, n) * 20) / 20
+    data = pa.table(
+        {
+            "llm": np.repeat(["m1", "m2"], n // 2),
+            "qset": ["q"] * n,
+            "stated_confidence": conf,
+            "correct": (rng.random(n) < conf - 0.1).astype(np.int8),
+        }
+    )
+    path = tmp_path / "s.parquet"
+    pq.write_table(data, path)
+    out = tmp_path / "stated.html"
+    result = CliRunner().invoke(
+        app,
+        [
+            "stated",
+            "audit",
+            str(path),
+            "--sources",
+            "stated_confidence",
+            "--n-boot",
+            "50",
+            "--n-sims",
+            "50",
+            "--html",
+            str(out),
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert text.count("<img") == 2  # one reliability diagram per group
+    assert "m1 / q" in text and "m2 / q" in text
+    assert "https://" not in text

@@ -1549,8 +1549,11 @@ def stated_audit(
         bool, typer.Option("--json", help="Print the audit as JSON (only that, on stdout).")
     ] = False,
     quiet: QuietOption = False,
+    html: HtmlOption = None,
 ) -> None:
-    """Audit stated confidences per model and source."""
+    """Audit stated confidences per model and source: accuracy, ECE with its interval and noise
+    floor, Brier, NLL, AUC, AURC, the coarseness of the stated values, and (with --html) each
+    group's reliability diagram and table."""
     command = "stated audit"
     _check_quiet(quiet, json_out, command)
     if bins < 1:
@@ -1608,6 +1611,15 @@ def stated_audit(
             _fail(str(exc))
     for w in caught:
         typer.echo(f"calibkit: warning: {' '.join(str(w.message).split())}", err=True)
+    if html is not None:
+        write_report = _html_writer(command)
+        _write(
+            lambda: write_report(html, stated=result, title=f"Stated confidence: {file.name}"),
+            html,
+            command,
+        )
+        if not json_out:
+            typer.echo(f"wrote HTML report to {html}", err=True)
 
     if json_out:
         document = {"source": str(file), **result.to_dict()}

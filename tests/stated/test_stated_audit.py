@@ -126,3 +126,28 @@ def test_bad_inputs() -> None:
         audit_stated({"llm": ["a"], "correct": [1]}, group_by=("llm",), sources=("nope",))
     with pytest.raises(ck.InputError):
         audit_stated({"llm": ["a"], "s": [0.5], "correct": [2]}, group_by=("llm",), sources=("s",))
+
+
+def test_each_source_carries_its_reliability_table_and_risk_coverage_summary():
+    import numpy as np
+
+    import calibkit as ck
+    from calibkit.stated.audit import audit_stated
+
+    rng = np.random.default_rng(7)
+    conf = np.round(rng.uniform(0.4, 1.0, 300) * 20) / 20
+    correct = (rng.random(300) < conf).astype(int)
+    result = audit_stated(
+        {"g": ["a"] * 300, "c": conf, "y": correct},
+        group_by=("g",),
+        sources=("c",),
+        correct="y",
+        n_boot=50,
+        n_sims=50,
+    )
+    (row,) = result.rows
+    assert int(row.table.count.sum()) == row.n == 300
+    np.testing.assert_array_equal(row.table.count, ck.reliability_bins(conf, correct).count)
+    assert row.aurc == ck.risk_coverage(conf, correct).aurc
+    assert row.e_aurc == ck.risk_coverage(conf, correct).e_aurc
+    assert result.to_dict()["rows"][0]["table"]["n"] == 300

@@ -89,6 +89,7 @@ def write_report(
     title: str | None = None,
     before: Audit | ReliabilityTable | None = None,
     after: Audit | ReliabilityTable | None = None,
+    stated: Any = None,
 ) -> Path:
     """Write one self-contained HTML report and return its path.
 
@@ -99,6 +100,9 @@ def write_report(
     audit : Audit, optional
         Reliability diagram and table (counts, intervals), every metric, the verdict and the
         binning convention.
+    stated : StatedAudit, optional
+        A summary row per group and source of a stated-confidence audit (ck.audit_stated), then
+        each one's reliability diagram and table.
     ledger : CalibrationLedger, optional
         The BEFORE/AFTER ledger of a calibrator on held-out rows.
     policy : PolicyTable, optional
@@ -137,6 +141,7 @@ def write_report(
         title=title,
         before=before,
         after=after,
+        stated=stated,
     )
     _write_atomic(target, text.encode("utf-8"))
     return target
@@ -151,11 +156,16 @@ def render_report(
     title: str | None = None,
     before: Audit | ReliabilityTable | None = None,
     after: Audit | ReliabilityTable | None = None,
+    stated: Any = None,
 ) -> str:
     """The HTML text of :func:`write_report` (same arguments, without the path)."""
     where = "write_report"
-    _check(audit, ledger, policy, record, title, before, after, where=where)
-    what = _what(audit, ledger, policy)
+    _check(audit, ledger, policy, record, title, before, after, where=where, stated=stated)
+    what = (
+        _what(audit, ledger, policy)
+        if stated is None
+        else (f"stated confidence of {len({r.group for r in stated.rows})} groups")
+    )
     page_title = title if title is not None else f"Calibration report: {what}"
     sections: list[tuple[str, str, str]] = []  # (id, heading, body)
     if audit is not None:
@@ -171,6 +181,8 @@ def render_report(
         sections.append(("recalibration", "Recalibration: BEFORE / AFTER", "\n".join(parts)))
     if policy is not None:
         sections.append(("policy", "Decision policy", _policy(policy)))
+    if stated is not None:
+        sections.append(("stated", "Stated confidence by group and source", _stated(stated)))
     if record is not None:
         sections.append(("record", "Calibration record", _record(record, where=where)))
 
@@ -182,6 +194,12 @@ def render_report(
         for sid, head, content in sections
     )
     sub = _detail(audit, ledger, policy)
+    if stated is not None and audit is None and ledger is None and policy is None:
+        sub = (
+            f"Confidences stated by language models, audited per group "
+            f"({', '.join(stated.group_by) or 'all rows'}) and source "
+            f"({', '.join(stated.sources)}); {stated.n_bins} equal-width bins."
+        )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -223,16 +241,26 @@ def _check(
     after: Any,
     *,
     where: str,
+    stated: Any = None,
 ) -> None:
     from ..audit import Audit
     from ..decide.policy import PolicyTable
     from ..measure.reliability import ReliabilityTable
     from ..recalibrate.ledger import CalibrationLedger
 
-    if all(x is None for x in (audit, ledger, policy, record, before)):
+    if stated is not None:
+        from ..stated.audit import StatedAudit
+
+        if not isinstance(stated, StatedAudit):
+            raise InputError(
+                f"{where}: stated must be a StatedAudit (from ck.audit_stated(...)), "
+                f"got {type(stated).__name__}."
+            )
+    if all(x is None for x in (audit, ledger, policy, record, before, stated)):
         raise InputError(
             f"{where}: nothing to report; pass audit= (ck.audit), ledger= "
-            "(ck.compare_calibration), policy= (ck.decision_report) or record=."
+            "(ck.compare_calibration), policy= (ck.decision_report), stated= "
+            "(ck.audit_stated) or record=."
         )
     for value, name, kind, maker in (
         (audit, "audit", Audit, "ck.audit(...)"),
@@ -322,6 +350,57 @@ def _reliability(audit: Audit) -> str:
     )
     figure = _img(fig, alt="Reliability diagram", caption=caption)
     return f'<div class="pair">\n{figure}\n{_reliability_table(table)}\n</div>'
+
+
+def _stated(stated: Any) -> str:
+    """A summary row per group and source, then each one's reliability diagram and table."""
+    head = [
+        "group",
+        "source",
+        "N (excluded)",
+        "accuracy",
+        "ECE [interval]",
+        "noise floor",
+        "x0.05",
+        "AURC",
+    ]
+    rows = []
+    parts = []
+    for r in stated.rows:
+        name = " / ".join(r.group)
+        ece_text = "-" if r.ece is None else f"{r.ece:.4f} {_interval(r.ece_low, r.ece_high)}"
+        cells = [
+            name,
+            r.source,
+            f"{r.n:,} ({r.n_rows - r.n:,})",
+            "-" if r.accuracy is None else f"{r.accuracy:.4f}",
+            ece_text,
+            "-" if r.noise_floor is None else f"{r.noise_floor:.4f}",
+            "-" if r.share_multiple_of_05 is None else f"{r.share_multiple_of_05:.0%}",
+            "-" if r.aurc is None else f"{r.aurc:.4f}",
+        ]
+        rows.append("<tr>" + "".join(_td(_e(c)) for c in cells) + "</tr>")
+        if r.table is not None and r.n:
+            from matplotlib.figure import Figure
+
+            from .figures import reliability_diagram
+
+            fig = Figure(figsize=(5.4, 5.2), layout="constrained")
+            reliability_diagram(r.table, ax=fig.add_subplot(), title=f"{name}, {r.source}")
+            figure = _img(
+                fig,
+                alt=f"Reliability diagram, {name}, {r.source}",
+                caption=f"{name}, {r.source}: N = {r.n:,}.",
+            )
+            parts.append(f'<div class="pair">\n{figure}\n{_reliability_table(r.table)}\n</div>')
+    summary = (
+        "<table>\n<thead><tr>"
+        + "".join(_th(_e(h)) for h in head)
+        + "</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>"
+    )
+    return summary + "\n" + "\n".join(parts)
 
 
 def _reliability_table(table: ReliabilityTable) -> str:

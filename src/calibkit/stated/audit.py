@@ -31,7 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import CalibkitWarning, InputError
-from ..measure import auc, bootstrap_ece, brier, ece, nll, noise_floor
+from ..decide import risk_coverage
+from ..measure import auc, bootstrap_ece, brier, ece, nll, noise_floor, reliability_bins
+from ..measure.reliability import ReliabilityTable
 
 __all__ = ["SourceAudit", "StatedAudit", "audit_stated"]
 
@@ -46,7 +48,9 @@ class SourceAudit:
     ``nll`` is infinite when some used row states 0 or 1 and is wrong; ``n_certain_wrong`` counts
     those rows (the audit does not warn about them row by row). ``share_multiple_of_05`` is the
     share of used values that are multiples of 0.05 and
-    ``top_values`` the most common values with their shares.
+    ``top_values`` the most common values with their shares. ``table`` is the reliability table
+    (counts, accuracy and its Wilson interval per bin), and ``aurc`` / ``e_aurc`` summarise the
+    risk-coverage curve of acting on the answer when the stated confidence is high enough.
     """
 
     group: tuple[str, ...]
@@ -69,6 +73,9 @@ class SourceAudit:
     n_distinct: int
     share_multiple_of_05: float | None
     top_values: tuple[tuple[float, float], ...]
+    table: ReliabilityTable | None = field(default=None, repr=False)
+    aurc: float | None = None
+    e_aurc: float | None = None
 
 
 @dataclass(frozen=True)
@@ -127,9 +134,10 @@ class StatedAudit:
             "n_sims": self.n_sims,
             "rows": [
                 {
-                    **asdict(r),
+                    **{k: v for k, v in asdict(r).items() if k != "table"},
                     "group": list(r.group),
                     "top_values": [list(v) for v in r.top_values],
+                    "table": None if r.table is None else r.table.to_dict(),
                 }
                 for r in self.rows
             ],
@@ -269,6 +277,7 @@ def _audit_one(
     boot = bootstrap_ece(conf, y, n_bins=n_bins, n_boot=n_boot, level=level, seed=seed)
     floor = noise_floor(conf, n_bins=n_bins, n_sims=n_sims, seed=seed)
     both_classes = 0 < int(y.sum()) < n
+    curve = risk_coverage(conf, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CalibkitWarning)
         log_loss = float(nll(conf, y))
@@ -284,6 +293,9 @@ def _audit_one(
         brier=float(brier(conf, y)),
         nll=log_loss,
         auc=float(auc(conf, y)) if both_classes else None,
+        table=reliability_bins(conf, y, n_bins=n_bins, level=level),
+        aurc=curve.aurc,
+        e_aurc=curve.e_aurc,
     )
 
 
