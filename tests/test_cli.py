@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 import calibkit as ck
 from calibkit.cli import app
 from calibkit.report.terminal import render_audit
+from cli_helpers import assert_bad_input
 
 
 def _data(n: int = 120, c: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -55,16 +56,6 @@ runner = CliRunner()
 
 def invoke(*args: str):
     return runner.invoke(app, ["audit", *map(str, args)])
-
-
-def assert_bad_input(result, match: str) -> None:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("calibkit: error: ")
-    assert match in lines[0]
-    assert "Traceback" not in result.output
-    assert result.stdout == ""
 
 
 # ----------------------------------------------------------------------------- success

@@ -16,6 +16,7 @@ import calibkit as ck
 from calibkit.cli import app
 from calibkit.decide.policy import act_forecast
 from calibkit.recalibrate.split import stratified_split
+from cli_helpers import assert_bad_input
 
 EXAMPLES = Path(__file__).parents[1] / "examples" / "data"
 DENSENET = EXAMPLES / "densenet40_cifar10_logits.npz"
@@ -32,16 +33,6 @@ runner = CliRunner()
 
 def invoke(*args: object):
     return runner.invoke(app, ["decide", *map(str, args)])
-
-
-def assert_bad_input(result, match: str) -> None:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("calibkit: error: ")
-    assert match in lines[0], lines[0]
-    assert "Traceback" not in result.output
-    assert result.stdout == ""
 
 
 def write_csv(path: Path, columns: dict[str, np.ndarray]) -> Path:

@@ -20,6 +20,7 @@ from calibkit.recalibrate import methods
 from calibkit.recalibrate.base import load_calibrator
 from calibkit.recalibrate.ledger import compare_calibration
 from calibkit.recalibrate.methods import METHOD_NAMES, available_methods, make_calibrator
+from cli_helpers import assert_bad_input
 
 EXAMPLES = Path(__file__).parents[1] / "examples" / "data"
 DENSENET = EXAMPLES / "densenet40_cifar10_logits.npz"
@@ -29,16 +30,6 @@ runner = CliRunner()
 
 def invoke(*args: object):
     return runner.invoke(app, [str(a) for a in args])
-
-
-def assert_bad_input(result, match: str) -> None:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("calibkit: error: ")
-    assert match in lines[0], lines[0]
-    assert "Traceback" not in result.output
-    assert result.stdout == ""
 
 
 def overconfident(n: int = 600, c: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

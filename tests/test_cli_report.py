@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 import calibkit as ck
 from calibkit.cli import app
 from calibkit.report.record import read_record, record_schema, verify_record
+from cli_helpers import assert_bad_input
 
 EXAMPLES = Path(__file__).parents[1] / "examples" / "data"
 DENSENET = EXAMPLES / "densenet40_cifar10_logits.npz"
@@ -26,16 +27,6 @@ runner = CliRunner()
 
 def invoke(*args: object):
     return runner.invoke(app, [str(a) for a in args])
-
-
-def assert_bad_input(result, match: str) -> None:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("calibkit: error: ")
-    assert match in lines[0], lines[0]
-    assert "Traceback" not in result.output
-    assert result.stdout == ""
 
 
 def cohort(path: Path, n: int, seed: int, *, stretch: float = 1.0) -> Path:
