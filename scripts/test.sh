@@ -11,5 +11,5 @@ if [ ! -x /usr/bin/chromium ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium
 fi
 python3 -m venv .venv
-.venv/bin/pip install -q -e '.[dev]'
+.venv/bin/pip install -q -e '.[dev,spark]'
 .venv/bin/python -m pytest "$@"

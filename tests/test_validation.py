@@ -198,6 +198,9 @@ def test_every_public_function_with_data_is_covered():
         "risk_coverage_plot",
         "save_figure",
         "write_report",
+        # monitoring draws on every engine: tests/engines/test_monitor.py
+        "monitor",
+        "monitor_plot",
         "calibration_record",
         "compare_records",
         "read_record",

@@ -87,6 +87,7 @@ from .report import (
     calibration_record,
     compare_records,
     cost_curve,
+    monitor_plot,
     read_record,
     reliability_diagram,
     risk_coverage_plot,
@@ -122,6 +123,7 @@ __all__ = [
     "InvarianceReport",
     "IsotonicCalibration",
     "MatrixScaling",
+    "Monitor",
     "NoiseFloor",
     "NotFittedError",
     "ParseReport",
@@ -171,6 +173,8 @@ __all__ = [
     "log_softmax",
     "logit",
     "make_calibrator",
+    "monitor",
+    "monitor_plot",
     "nll",
     "noise_floor",
     "parse_batch",
@@ -202,4 +206,8 @@ def __getattr__(name: str) -> Any:
         from .stated import audit as stated_audit
 
         return getattr(stated_audit, name)
+    if name in ("Monitor", "monitor"):
+        from . import monitoring
+
+        return getattr(monitoring, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,21 +13,27 @@ from . import _validate as v
 from .forecasts import softmax, top_label
 from .measure.bins import BinStats
 from .measure.errors import classwise_ece, debiased_squared_ce_from_stats, ece_from_stats
+from .measure.intervals import INTERVALS
 from .measure.ranking import auc as auc_score
 from .measure.reliability import ReliabilityTable, make_table
 from .measure.scores import BrierDecomposition, brier, decompose_stats, nll
+from .measure.summary import Summary
 from .measure.uncertainty import (
+    BOOTSTRAP_FROM_STATS,
     BootstrapInterval,
     NoiseFloor,
     TestResult,
     bootstrap_ece,
+    bootstrap_from_stats,
     format_p,
     hosmer_lemeshow,
+    hosmer_lemeshow_from_stats,
     noise_floor,
+    noise_floor_from_stats,
     spiegelhalter_from_stats,
 )
 
-__all__ = ["Audit", "audit"]
+__all__ = ["Audit", "audit", "audit_from_summary"]
 
 #: The stages ``audit(progress=...)`` reports, in order.
 AUDIT_STAGES = ("reliability table", "bootstrap interval", "noise floor", "scores", "tests")
@@ -220,7 +226,7 @@ def _finite_or_none(x: float) -> float | None:
 
 def audit(
     probs: Any,
-    labels: Any,
+    labels: Any = None,
     *,
     from_logits: bool = False,
     n_bins: int = 15,
@@ -233,6 +239,8 @@ def audit(
     n_sims: int = 1000,
     seed: int = 0,
     progress: Callable[[str, int, int], None] | None = None,
+    engine: str | None = None,
+    columns: Mapping[str, Any] | None = None,
 ) -> Audit:
     """Audit the calibration of a model's predictions.
 
@@ -254,6 +262,15 @@ def audit(
     progress : callable, optional
         Called as ``progress(stage, done, total)`` before each of the audit's stages and once at
         the end (``done == total``), e.g. to drive a progress bar on large inputs.
+    engine : {"memory", "stream", "duckdb", "spark"}, optional
+        Where the sums are computed (see :mod:`calibkit.engines`). Arrays default to
+        ``"memory"``; an iterator of ``(probs, labels)`` chunks, or a callable returning one,
+        to ``"stream"`` (never holding more than one chunk). With ``"duckdb"`` ``probs`` is a
+        Parquet/CSV path or glob, with ``"spark"`` a Spark DataFrame (or a path); ``columns``
+        names the columns as :func:`calibkit.io.read_predictions` takes them (``label``,
+        ``probs``, ``logits``, ``confidence``, ``correct``, ``prediction``), detected when
+        omitted. Every engine gives the in-memory numbers up to float rounding; the interval
+        and the noise floor come from the bin sums there (their ``method`` says so).
 
     Examples
     --------
@@ -265,37 +282,46 @@ def audit(
     ('binary', 500, 15, True)
     """
     where = "audit"
-    seed = v.positive_int(seed, name="seed", where=where, minimum=0)
-    x = v.to_numpy(probs, name="probs", where=where)
-    if x.ndim == 2:
-        kind = "top-label"
-        if from_logits:
-            z = v.scores(x, where=where, ndim=2)
-            p = softmax(z)
-        else:
-            p = v.probabilities(x, where=where)
-        y = v.labels(labels, n=p.shape[0], n_classes=p.shape[1], where=where)
-        conf, outcome = top_label(p, y)
-        n_classes = p.shape[1]
-        accuracy = float(np.mean(outcome))
-        cw = classwise_ece(p, y, n_bins=n_bins, strategy=strategy, closed=closed)
-    elif x.ndim == 1:
-        kind, n_classes, cw = "binary", 2, None
-        if from_logits:
-            from .forecasts import sigmoid
+    if engine is not None or _is_stream(probs):
+        from .engines import audit_with_engine
 
-            conf = sigmoid(v.scores(x, where=where, ndim=1))
-        else:
-            conf = v.confidence(x, where=where, name="probs").astype(np.float64, copy=False)
-        y = v.labels(labels, n=conf.shape[0], n_classes=2, where=where)
-        outcome = y == 1
-        pred = x >= 0 if from_logits else conf >= 0.5
-        accuracy = float(np.mean(pred == outcome))
-        p = conf
-    else:
-        raise v.InputError(
-            f"{where}: probs must be 1-D (binary) or 2-D (N, C), got shape {x.shape}."
+        return audit_with_engine(
+            probs,
+            labels,
+            engine=engine,
+            columns=columns,
+            from_logits=from_logits,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            edges=edges,
+            interval=interval,
+            level=level,
+            n_boot=n_boot,
+            n_sims=n_sims,
+            seed=seed,
+            progress=progress,
         )
+    if columns is not None:
+        raise v.InputError(
+            f"{where}: columns= names the columns of a file or table read by an engine; "
+            "with arrays in memory, pass the arrays themselves (or engine='duckdb')."
+        )
+    if labels is None:
+        raise v.InputError(
+            f"{where}: pass the labels with the predictions (or a stream of (probs, labels) "
+            "chunks, or a file with engine=)."
+        )
+    seed = v.positive_int(seed, name="seed", where=where, minimum=0)
+    f = prepare(probs, labels, from_logits=from_logits, where=where)
+    kind, n_classes, conf, outcome, p, y = f.kind, f.n_classes, f.conf, f.outcome, f.p, f.y
+    x = f.scores
+    accuracy = float(np.mean(f.correct))
+    cw = (
+        classwise_ece(p, y, n_bins=n_bins, strategy=strategy, closed=closed)
+        if kind == "top-label"
+        else None
+    )
 
     stages = iter(AUDIT_STAGES)
 
@@ -356,6 +382,114 @@ def audit(
         accuracy=accuracy,
         mean_confidence=float(np.mean(conf)),
         tests=tests,
+        seed=seed,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class Prepared:
+    """Validated input reduced to the audit's event: ``conf`` and ``outcome`` (the binary event
+    of the table), ``p`` the forecast as probabilities, ``y`` the labels, ``correct`` whether
+    each prediction was right, ``scores`` the input as given (logits stay logits)."""
+
+    kind: str
+    n_classes: int
+    scores: np.ndarray
+    p: np.ndarray
+    y: np.ndarray
+    conf: np.ndarray
+    outcome: np.ndarray
+    correct: np.ndarray
+    from_logits: bool
+
+
+def prepare(probs: Any, labels: Any, *, from_logits: bool, where: str) -> Prepared:
+    """Check the input and reduce it to the audit's binary event (shared by every engine that
+    sees arrays: memory, and each chunk of a stream)."""
+    x = v.to_numpy(probs, name="probs", where=where)
+    if x.ndim == 2:
+        if from_logits:
+            p = softmax(v.scores(x, where=where, ndim=2))
+        else:
+            p = v.probabilities(x, where=where)
+        y = v.labels(labels, n=p.shape[0], n_classes=p.shape[1], where=where)
+        conf, outcome = top_label(p, y)
+        return Prepared("top-label", p.shape[1], x, p, y, conf, outcome, outcome, from_logits)
+    if x.ndim == 1:
+        if from_logits:
+            from .forecasts import sigmoid
+
+            conf = sigmoid(v.scores(x, where=where, ndim=1))
+        else:
+            conf = v.confidence(x, where=where, name="probs").astype(np.float64, copy=False)
+        y = v.labels(labels, n=conf.shape[0], n_classes=2, where=where)
+        outcome = y == 1
+        pred = x >= 0 if from_logits else conf >= 0.5
+        return Prepared("binary", 2, x, conf, y, conf, outcome, pred == outcome, from_logits)
+    raise v.InputError(f"{where}: probs must be 1-D (binary) or 2-D (N, C), got shape {x.shape}.")
+
+
+def _is_stream(data: Any) -> bool:
+    """An iterator (or a callable that makes one) of chunks, not an array-like."""
+    if callable(data):
+        return True
+    return isinstance(data, Iterable) and iter(data) is data
+
+
+def audit_from_summary(
+    summary: Summary,
+    *,
+    interval: str | None = "wilson",
+    level: float = 0.95,
+    n_boot: int = 1000,
+    n_sims: int = 1000,
+    seed: int = 0,
+) -> Audit:
+    """The audit computed from a :class:`~calibkit.measure.summary.Summary` alone: what every
+    engine (streaming, DuckDB, Spark) returns. The ECE interval is the bootstrap of the bin sums
+    and the noise floor simulates each bin's outcome total from its sums (their ``method``)."""
+    where = "audit"
+    seed = v.positive_int(seed, name="seed", where=where, minimum=0)
+    n_boot = v.positive_int(n_boot, name="n_boot", where=where)
+    n_sims = v.positive_int(n_sims, name="n_sims", where=where)
+    if interval is not None:
+        interval = v.choice(interval, name="interval", allowed=INTERVALS, where=where)
+    level = v.level(level, where=where)
+    stats = summary.stats
+    if stats.n == 0:
+        raise v.InputError(f"{where}: no forecasts to audit (the input held no rows).")
+    rng = np.random.default_rng(seed)
+    values = bootstrap_from_stats(stats, "l1", n_boot, rng)
+    alpha = 1.0 - level
+    low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    ece = ece_from_stats(stats)
+    n = stats.n
+    return Audit(
+        kind=summary.kind,
+        n_classes=summary.n_classes,
+        table=ReliabilityTable(
+            stats, summary.binning.strategy, summary.binning.requested, interval, level
+        ),
+        ece=ece,
+        ece_interval=BootstrapInterval(
+            ece, float(low), float(high), level, n_boot, seed, BOOTSTRAP_FROM_STATS
+        ),
+        noise_floor=noise_floor_from_stats(stats, n_sims=n_sims, seed=seed),
+        mce=ece_from_stats(stats, norm="max"),
+        rmsce=ece_from_stats(stats, norm="l2"),
+        debiased_squared_ce=debiased_squared_ce_from_stats(stats),
+        classwise_ece=(
+            float(np.mean([ece_from_stats(s) for s in summary.classwise]))
+            if summary.classwise
+            else None
+        ),
+        brier=summary.brier_sum / n,
+        brier_decomposition=decompose_stats(stats),
+        nll=summary.nll_sum / n,
+        auc=summary.auc,
+        accuracy=summary.n_correct / n,
+        mean_confidence=float(stats.sum_conf.sum() / n),
+        tests=(spiegelhalter_from_stats(stats), hosmer_lemeshow_from_stats(summary.deciles)),
         seed=seed,
     )
 

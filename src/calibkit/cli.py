@@ -141,6 +141,68 @@ FormatOption = Annotated[
 ]
 
 
+class Engine(StrEnum):
+    memory = "memory"
+    stream = "stream"
+    duckdb = "duckdb"
+    spark = "spark"
+
+
+_SCALE = "At scale"
+EngineOption = Annotated[
+    Engine,
+    typer.Option(
+        help="Where the sums are computed: memory (read the file), stream (pyarrow batches, "
+        "bounded memory), duckdb (inside DuckDB; files larger than memory, globs), spark "
+        "(a Spark session, --spark-master).",
+        rich_help_panel=_SCALE,
+    ),
+]
+SparkMasterOption = Annotated[
+    str,
+    typer.Option(
+        help="Spark master URL for --engine spark (local[*], spark://host:7077, yarn, ...).",
+        rich_help_panel=_SCALE,
+    ),
+]
+
+
+def _columns(**options: Any) -> dict[str, Any]:
+    """The column options that were given, as ``columns=`` of an engine."""
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _engine_data(file: Path, engine: Engine, spark_master: str, command: str) -> Any:
+    """The input as an engine takes it: the path, or for Spark a DataFrame read by a session
+    started here."""
+    if engine is not Engine.spark:
+        return str(file) if engine is Engine.duckdb else file
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        _fail(f"{command}: --engine spark needs pyspark: pip install 'calibkit[spark]'.")
+    from .engines.spark import _read
+
+    session = (
+        SparkSession.builder.master(spark_master)
+        .appName(f"calibkit {command}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return _read(session, file, command)
+
+
+def _echo_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Each warning the command met, one line on stderr (a Spark installation's notes about its
+    own dependencies are not about the user's data and are left out)."""
+    for w in caught:
+        if "pyspark" in str(w.filename):
+            continue
+        typer.echo(f"calibkit: warning: {' '.join(str(w.message).split())}", err=True)
+
+
 def _check_quiet(quiet: bool, json_out: bool, command: str) -> None:
     if quiet and json_out:
         _fail(f"{command}: --quiet and --json both choose what is printed; pass one of them.")
@@ -227,6 +289,8 @@ def audit(
     level: Annotated[
         float, typer.Option(help="Level of every interval.", rich_help_panel=_BINNING)
     ] = 0.95,
+    engine: EngineOption = Engine.memory,
+    spark_master: SparkMasterOption = "local[*]",
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap and the noise floor.", rich_help_panel=_NOISE)
     ] = 0,
@@ -344,40 +408,65 @@ def audit(
                 from .recalibrate.base import load_calibrator
 
                 fitted = load_calibrator(calibrator)
-            preds = read_predictions(
-                file,
-                format=fmt,
-                label=label,
-                probs=probs,
-                logits=logits,
-                confidence=confidence,
-                correct=correct,
-                prediction=prediction,
+            settings: dict[str, Any] = dict(
+                n_bins=bins,
+                strategy=strategy.value,
+                closed=closed.value,
+                interval=None if interval is Interval.none else interval.value,
+                level=level,
+                n_boot=n_boot,
+                n_sims=n_sims,
+                seed=seed,
             )
-            with _progress_bar(preds.n, enabled=not (json_out or quiet)) as progress:
-                result = ck.audit(
-                    preds.scores,
-                    preds.labels,
-                    from_logits=preds.kind == "logits",
-                    n_bins=bins,
-                    strategy=strategy.value,
-                    closed=closed.value,
-                    interval=None if interval is Interval.none else interval.value,
-                    level=level,
-                    n_boot=n_boot,
-                    n_sims=n_sims,
-                    seed=seed,
-                    progress=progress,
+            if engine is not Engine.memory:
+                columns = _columns(
+                    label=label,
+                    probs=probs,
+                    logits=logits,
+                    confidence=confidence,
+                    correct=correct,
+                    prediction=prediction,
                 )
+                if fmt is not None and engine is Engine.stream:
+                    columns["format"] = fmt
+                data = _engine_data(file, engine, spark_master, "audit")
+                with _progress_bar(
+                    PROGRESS_MIN_ROWS, enabled=not (json_out or quiet), what="rows"
+                ) as progress:
+                    result = ck.audit(
+                        data, engine=engine.value, columns=columns, progress=progress, **settings
+                    )
+                preds = None
+                source = f"{file.name} (engine {engine.value})"
+            else:
+                preds = read_predictions(
+                    file,
+                    format=fmt,
+                    label=label,
+                    probs=probs,
+                    logits=logits,
+                    confidence=confidence,
+                    correct=correct,
+                    prediction=prediction,
+                )
+                source = preds.describe()
+                with _progress_bar(preds.n, enabled=not (json_out or quiet)) as progress:
+                    result = ck.audit(
+                        preds.scores,
+                        preds.labels,
+                        from_logits=preds.kind == "logits",
+                        progress=progress,
+                        **settings,
+                    )
             document = None
             if record is not None or html is not None:
                 from .report.record import calibration_record, write_record
 
                 document = calibration_record(
                     result,
-                    scores=preds.scores,
-                    labels=preds.labels,
-                    scores_kind=preds.kind,
+                    scores=None if preds is None else preds.scores,
+                    labels=None if preds is None else preds.labels,
+                    scores_kind=None if preds is None else preds.kind,
                     model=model,
                     checkpoint=checkpoint,
                     outcome_definition=outcome_definition,
@@ -390,7 +479,7 @@ def audit(
             if record is not None and document is not None:
                 _write(lambda: write_record(document, record), record, "audit")
             if write_report is not None:
-                title = f"calibkit audit: {preds.describe()}"
+                title = f"calibkit audit: {source}"
                 _write(
                     lambda: write_report(html, audit=result, record=document, title=title),
                     html,
@@ -398,8 +487,7 @@ def audit(
                 )
         except InputError as exc:
             _fail(str(exc))
-    for w in caught:
-        typer.echo(f"calibkit: warning: {' '.join(str(w.message).split())}", err=True)
+    _echo_warnings(caught)
 
     if json_out:
         typer.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False))
@@ -412,7 +500,7 @@ def audit(
     from .report.terminal import render_audit
 
     console = Console(highlight=False)
-    render_audit(result, console, source=preds.describe())
+    render_audit(result, console, source=source)
     _wrote(console, record=record, html=html)
 
 
@@ -499,6 +587,8 @@ def fit(
     ] = False,
     quiet: QuietOption = False,
     html: HtmlOption = None,
+    engine: EngineOption = Engine.memory,
+    spark_master: SparkMasterOption = "local[*]",
 ) -> None:
     """Fit a calibrator on a calibration split, print the BEFORE/AFTER ledger on the held-out
     rows, and save the fitted map as JSON.
@@ -523,6 +613,28 @@ def fit(
         )
     _check_output(out, "fit")
     _check_quiet(quiet, json_out, "fit")
+    if engine is not Engine.memory:
+        given = [
+            name
+            for name, value in (
+                ("--folds", folds),
+                ("--calibration-fraction", calibration_fraction),
+                ("--html", html),
+            )
+            if value is not None
+        ]
+        if method != "temperature" or given:
+            _fail(
+                "fit: --engine fits the temperature on every row of the file (the calibration "
+                "set), without a split or a ledger; pass --method temperature"
+                + (f" and leave out {', '.join(given)}" if given else "")
+                + ". Judge the map on held-out data with calibkit apply and calibkit audit."
+            )
+        columns = _columns(label=label, logits=logits, probs=probs, confidence=confidence)
+        if fmt is not None and engine is Engine.stream:
+            columns["format"] = fmt
+        _fit_at_scale(file, out, engine, spark_master, columns, json_out=json_out, quiet=quiet)
+        return
     if html is not None:
         _check_output(html, "fit")
     write_report = _html_writer("fit") if html is not None else None
@@ -561,8 +673,7 @@ def fit(
             _fail(str(exc))
         except OSError as exc:
             _fail(f"fit: cannot write '{out}': {exc.strerror or exc}.")
-    for w in caught:
-        typer.echo(f"calibkit: warning: {' '.join(str(w.message).split())}", err=True)
+    _echo_warnings(caught)
 
     if json_out:
         typer.echo(json.dumps(ledger.to_dict(), indent=2, allow_nan=False))
@@ -575,6 +686,60 @@ def fit(
     console = Console(highlight=False)
     _render_ledger(ledger, console, source=preds.describe(), out=out)
     _wrote(console, html=html)
+
+
+def _fit_at_scale(
+    file: Path,
+    out: Path,
+    engine: Engine,
+    spark_master: str,
+    columns: dict[str, Any],
+    *,
+    json_out: bool,
+    quiet: bool,
+) -> None:
+    """``calibkit fit --engine``: the temperature by Newton's method, one aggregation a step."""
+    from .recalibrate.base import save_calibrator
+    from .recalibrate.temperature import TemperatureScaling
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            data = _engine_data(file, engine, spark_master, "fit")
+            scaler = TemperatureScaling().fit_engine(data, engine=engine.value, columns=columns)
+            save_calibrator(scaler, out)
+        except InputError as exc:
+            _fail(str(exc))
+        except OSError as exc:
+            _fail(f"fit: cannot write '{out}': {exc.strerror or exc}.")
+    _echo_warnings(caught)
+    result = {
+        "method": "temperature",
+        "engine": engine.value,
+        "temperature": scaler.temperature_,
+        "nll_before": scaler.nll_before_,
+        "nll_after": scaler.nll_after_,
+        "gradient": scaler.gradient_,
+        "n_evaluations": scaler.n_evaluations_,
+        "converged": scaler.converged_,
+        "out": str(out),
+    }
+    if json_out:
+        typer.echo(json.dumps(result, indent=2, allow_nan=False))
+        return
+    line = (
+        f"T = {scaler.temperature_:.6g} fitted on every row of {file.name} with --engine "
+        f"{engine.value} ({scaler.n_evaluations_} aggregations); wrote {out}"
+    )
+    if quiet:
+        typer.echo(line)
+        return
+    typer.echo(line)
+    typer.echo(
+        f"NLL on these rows {scaler.nll_before_:.5f} at T = 1 -> {scaler.nll_after_:.5f} at T; "
+        f"d NLL / d T = {scaler.gradient_:.2g}. These rows fitted T: judge it on held-out rows "
+        "(calibkit apply, then calibkit audit)."
+    )
 
 
 def _held_out_audits(ledger, preds, *, bins: int, n_sims: int):
@@ -683,8 +848,7 @@ def apply(
             calibrated = calibrator.predict_proba(scores)
         except InputError as exc:
             _fail(str(exc))
-    for w in caught:
-        typer.echo(f"calibkit: warning: {' '.join(str(w.message).split())}", err=True)
+    _echo_warnings(caught)
 
     calibrated = np.asarray(calibrated, dtype=np.float64)
     if calibrated.ndim == 1:
@@ -1071,8 +1235,7 @@ def decide(
                 _write(lambda: write_report(html, policy=table, title=title), html, "decide")
         except InputError as exc:
             _fail(str(exc))
-    for w in caught:
-        typer.echo(f"calibkit: warning: {' '.join(str(w.message).split())}", err=True)
+    _echo_warnings(caught)
 
     split = {
         "calibration_fraction": calibration_fraction,
@@ -1304,10 +1467,165 @@ def compare(
 PROGRESS_MIN_ROWS = 200_000
 
 
+@app.command(
+    help="Audit every group of a prediction file (a week, a cohort, a model version) with the "
+    "same bins: each group's ECE with its interval and noise floor and its fitted temperature, "
+    "and the groups whose calibration moved beyond noise from a reference flagged."
+)
+def monitor(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Predictions with labels and the group or time column.", show_default=False
+        ),
+    ],
+    by: Annotated[
+        str,
+        typer.Option(
+            help="A column to group by, or day / week / month of the time column.",
+            show_default=False,
+        ),
+    ],
+    time: Annotated[
+        str | None,
+        typer.Option(
+            help="Time column for --by day/week/month (default: detected).", show_default=False
+        ),
+    ] = None,
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            help="The group the others are compared with (default: the first).", show_default=False
+        ),
+    ] = None,
+    reference_record: Annotated[
+        Path | None,
+        typer.Option(
+            help="Compare with a calibration record instead (calibkit audit --record).",
+            show_default=False,
+        ),
+    ] = None,
+    label: LabelOption = None,
+    probs: ProbsOption = None,
+    logits: LogitsOption = None,
+    confidence: ScoredConfidenceOption = None,
+    correct: CorrectOption = None,
+    prediction: PredictionOption = None,
+    fmt: FormatOption = None,
+    bins: Annotated[int, typer.Option(help="Number of bins M.", rich_help_panel=_BINNING)] = 15,
+    strategy: Annotated[
+        Strategy,
+        typer.Option(help="Equal-width, or equal-mass over all groups.", rich_help_panel=_BINNING),
+    ] = Strategy.uniform,
+    closed: Annotated[
+        Closed,
+        typer.Option(help="Which side of a bin includes its edge.", rich_help_panel=_BINNING),
+    ] = Closed.right,
+    level: Annotated[
+        float,
+        typer.Option(
+            help="Family-wise level of the flags and level of the intervals.",
+            rich_help_panel=_NOISE,
+        ),
+    ] = 0.95,
+    no_temperature: Annotated[
+        bool, typer.Option("--no-temperature", help="Do not fit each group's temperature.")
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the simulations.", rich_help_panel=_NOISE)] = 0,
+    n_boot: Annotated[
+        int, typer.Option(help="Bootstrap resamples per group.", rich_help_panel=_NOISE)
+    ] = 1000,
+    n_sims: Annotated[
+        int, typer.Option(help="Simulations of the no-change band.", rich_help_panel=_NOISE)
+    ] = 2000,
+    engine: EngineOption = Engine.memory,
+    spark_master: SparkMasterOption = "local[*]",
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the ECE-over-groups figure here (.png or .svg).", show_default=False
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the monitor as JSON (only that, on stdout).")
+    ] = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Calibration by group (time, cohort, version), flagged against a reference."""
+    import calibkit as ck
+
+    _check_quiet(quiet, json_out, "monitor")
+    if reference is not None and reference_record is not None:
+        _fail("monitor: pass --reference (a group) or --reference-record (a record), not both.")
+    if engine is Engine.stream:
+        _fail(
+            "monitor: --engine stream is not offered for monitoring; use duckdb for files "
+            "larger than memory (or memory, spark)."
+        )
+    if plot is not None:
+        _check_output(plot, "monitor")
+    columns = _columns(
+        label=label,
+        probs=probs,
+        logits=logits,
+        confidence=confidence,
+        correct=correct,
+        prediction=prediction,
+        format=fmt,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            if engine is not Engine.memory and fmt is not None:
+                columns.pop("format")
+            result = ck.monitor(
+                _engine_data(file, engine, spark_master, "monitor"),
+                by=by,
+                engine=engine.value,
+                columns=columns,
+                time=time,
+                reference=reference_record if reference_record is not None else reference,
+                n_bins=bins,
+                strategy=strategy.value,
+                closed=closed.value,
+                level=level,
+                temperature=not no_temperature,
+                n_boot=n_boot,
+                n_sims=n_sims,
+                seed=seed,
+            )
+            if plot is not None:
+                from .report.figures import monitor_plot, save_figure
+
+                figure = monitor_plot(result)
+                _write(lambda: save_figure(figure, plot), plot, "monitor")
+        except InputError as exc:
+            _fail(str(exc))
+    _echo_warnings(caught)
+    if json_out:
+        typer.echo(json.dumps(jsonable(result.to_dict()), indent=2, allow_nan=False))
+        return
+    if quiet:
+        typer.echo(result.verdict())
+        return
+    from rich.console import Console
+
+    from .report.terminal import render_monitor
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = max(console.width, 140)  # a file or a pipe gets every column whole
+    render_monitor(result, console, source=f"{file.name} (engine {engine.value})")
+    if plot is not None:
+        console.print()
+        console.print(f"wrote the figure to {plot}", soft_wrap=True)
+
+
 @contextlib.contextmanager
-def _progress_bar(n_rows: int, *, enabled: bool) -> Iterator[Any]:
+def _progress_bar(n_rows: int, *, enabled: bool, what: str = "stages") -> Iterator[Any]:
     """A rich progress bar on stderr, fed by ``ck.audit(progress=...)``, for large inputs on a
-    terminal; otherwise None (no bar, nothing printed)."""
+    terminal; otherwise None (no bar, nothing printed). ``what="rows"``: an engine reports
+    its stages, or rows read (of a total it may not know)."""
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -1316,8 +1634,13 @@ def _progress_bar(n_rows: int, *, enabled: bool) -> Iterator[Any]:
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    label = (
+        "auditing: {task.description} {task.completed:,}"
+        if what == "rows"
+        else "auditing {task.fields[rows]:,} predictions: {task.description}"
+    )
     with Progress(
-        TextColumn("auditing {task.fields[rows]:,} predictions: {task.description}"),
+        TextColumn(label),
         BarColumn(),
         TimeElapsedColumn(),
         console=console,
@@ -1326,7 +1649,7 @@ def _progress_bar(n_rows: int, *, enabled: bool) -> Iterator[Any]:
         task = bar.add_task("reading", total=1, rows=n_rows)
 
         def update(stage: str, done: int, total: int) -> None:
-            bar.update(task, description=stage, completed=done, total=total)
+            bar.update(task, description=stage, completed=done, total=total or None)
 
         yield update
 
@@ -1609,8 +1932,7 @@ def stated_audit(
             )
         except InputError as exc:
             _fail(str(exc))
-    for w in caught:
-        typer.echo(f"calibkit: warning: {' '.join(str(w.message).split())}", err=True)
+    _echo_warnings(caught)
     if html is not None:
         write_report = _html_writer(command)
         _write(
@@ -1758,8 +2080,7 @@ def stated_run(
                 _write(lambda: write_report(html, audit=result, title=title), html, command)
         except InputError as exc:
             _fail(str(exc))
-    for w in caught:
-        typer.echo(f"calibkit: warning: {' '.join(str(w.message).split())}", err=True)
+    _echo_warnings(caught)
 
     from collections import Counter
 

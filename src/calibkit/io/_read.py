@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -137,16 +137,48 @@ def read_predictions(
 # ----------------------------------------------------------------------------- resolution
 
 
-def _resolve(
+@dataclass(frozen=True)
+class ColumnPlan:
+    """Which columns play which role, decided from the names (and shapes) alone.
+
+    ``kind`` is ``"probs"`` or ``"logits"`` (``scores`` the class columns in class order, or one
+    matrix column; ``label`` the class indices) or ``"confidence"`` (``confidence`` with either
+    its 0/1 ``correct`` column, or a ``prediction`` column compared with ``label``). The same plan
+    drives reading into memory and the SQL of the DuckDB and Spark engines.
+    """
+
+    kind: str
+    scores: tuple[str, ...] = ()
+    label: str | None = None
+    confidence: str | None = None
+    correct: str | None = None
+    prediction: str | None = None
+
+    @property
+    def columns(self) -> dict[str, Any]:
+        """The roles and their columns, as :class:`Predictions` reports them."""
+        if self.kind != "confidence":
+            names = list(self.scores)
+            return {self.kind: names[0] if len(names) == 1 else names, "label": self.label}
+        out: dict[str, Any] = {"confidence": self.confidence}
+        if self.correct is not None:
+            out["correct"] = self.correct
+        else:
+            out.update(prediction=self.prediction, label=self.label)
+        return out
+
+
+def plan_columns(
     src: Source,
     *,
-    label: str | None,
-    probs: Names | None,
-    logits: Names | None,
-    confidence: str | None,
-    correct: str | None,
-    prediction: str | None,
-) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any]]:
+    label: str | None = None,
+    probs: Names | None = None,
+    logits: Names | None = None,
+    confidence: str | None = None,
+    correct: str | None = None,
+    prediction: str | None = None,
+) -> ColumnPlan:
+    """Decide the columns by the rules of :mod:`calibkit.io` (given options first, then names)."""
     if probs is not None and logits is not None:
         raise InputError(f"{WHERE}: pass probs= or logits=, not both (--probs / --logits).")
     outcome_opts = [
@@ -171,45 +203,29 @@ def _resolve(
         kind, names = _detect_kind(src)
 
     if kind == "confidence":
-        return _confidence(
+        return _plan_confidence(
             src, label=label, confidence=confidence, correct=correct, prediction=prediction
         )
-    scores = _scores(src, names, kind)
+    if len(names) > 1:
+        two_d = [n for n in names if src.ndim(n) == 2]
+        if two_d:
+            raise InputError(
+                f"{WHERE}: {kind} {two_d[0]!r} is a 2-D {src.kind_of_name} (a whole matrix); "
+                f"pass it alone, not with other {src.kind_of_name}s."
+            )
     label_name = label if label is not None else _detect_label(src, required_for=kind)
     src.require(label_name)
-    labels = src.get(label_name, "numeric")
-    if labels.ndim != 1:
-        raise InputError(
-            f"{WHERE}: label {label_name!r} must be one column; it is a 2-D "
-            f"{src.kind_of_name} of shape {labels.shape}."
-        )
-    _same_length(src, {names[0]: scores, label_name: labels})
-    columns = {kind: names[0] if len(names) == 1 else names, "label": label_name}
-    return kind, scores, labels, columns
+    return ColumnPlan(kind, tuple(names), label=label_name)
 
 
-def _scores(src: Source, names: list[str], kind: str) -> np.ndarray:
-    if len(names) == 1:
-        return src.get(names[0], "numeric")
-    two_d = [n for n in names if src.ndim(n) == 2]
-    if two_d:
-        raise InputError(
-            f"{WHERE}: {kind} {two_d[0]!r} is a 2-D {src.kind_of_name} (a whole matrix); pass "
-            f"it alone, not with other {src.kind_of_name}s."
-        )
-    cols = [src.get(n, "numeric") for n in names]
-    _same_length(src, dict(zip(names, cols, strict=True)))
-    return np.column_stack(cols)
-
-
-def _confidence(
+def _plan_confidence(
     src: Source,
     *,
     label: str | None,
     confidence: str | None,
     correct: str | None,
     prediction: str | None,
-) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any]]:
+) -> ColumnPlan:
     if correct is not None and (prediction is not None or label is not None):
         other = "prediction=" if prediction is not None else "label="
         raise InputError(
@@ -249,15 +265,147 @@ def _confidence(
                 f"({', '.join(PREDICTION_NAMES)}); columns: {column_list(src.names)}. Pass "
                 "correct= (--correct), or prediction= and label= (--prediction, --label)."
             )
-
-    conf = _one_d(src, conf_name, "numeric")
     if correct is not None:
-        outcome = _one_d(src, correct, "outcome")
-        _same_length(src, {conf_name: conf, correct: outcome})
-        return "confidence", conf, outcome, {"confidence": conf_name, "correct": correct}
-
+        src.require(correct)
+        return ColumnPlan("confidence", confidence=conf_name, correct=correct)
     prediction = str(prediction)
     label_name = label if label is not None else _detect_label(src, required_for="prediction")
+    src.require(prediction)
+    src.require(label_name)
+    return ColumnPlan("confidence", confidence=conf_name, prediction=prediction, label=label_name)
+
+
+def _resolve(src: Source, **options: Any) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any]]:
+    plan = plan_columns(src, **options)
+    scores, labels = read_planned(src, plan)
+    return plan.kind, scores, labels, plan.columns
+
+
+def read_planned(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndarray]:
+    """The scores and labels (or confidence and outcome) a plan names, read from ``src``."""
+    if plan.kind == "confidence":
+        scores, labels = _read_confidence(src, plan)
+    else:
+        scores = _scores(src, list(plan.scores), plan.kind)
+        label_name = str(plan.label)
+        labels = src.get(label_name, "numeric")
+        if labels.ndim != 1:
+            raise InputError(
+                f"{WHERE}: label {label_name!r} must be one column; it is a 2-D "
+                f"{src.kind_of_name} of shape {labels.shape}."
+            )
+        _same_length(src, {plan.scores[0]: scores, label_name: labels})
+    return scores, labels
+
+
+#: Rows per batch when a file is read in batches.
+BATCH_ROWS = 1 << 20
+
+
+def file_schema(path: Path, fmt: str) -> tuple[list[str], set[str]]:
+    """Column names and the list (matrix) columns of a file, from its schema alone."""
+    import pyarrow as pa
+
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            schema = pq.read_schema(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(
+                f"{WHERE}: could not read '{path}' as PARQUET: {' '.join(str(exc).split())}"
+            ) from None
+    else:
+        reader = _batch_reader(path, fmt, BATCH_ROWS)
+        schema = reader.schema
+        reader.close()
+    lists = {
+        f.name
+        for f in schema
+        if pa.types.is_list(f.type)
+        or pa.types.is_large_list(f.type)
+        or pa.types.is_fixed_size_list(f.type)
+    }
+    return list(schema.names), lists
+
+
+def read_batches(
+    path: Path, fmt: str, plan: ColumnPlan, *, batch_rows: int = BATCH_ROWS
+) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+    """``(scores, labels, first_row)`` of each batch of a CSV, TSV, Parquet or JSON-lines file,
+    read through pyarrow one batch at a time; errors name the rows of the batch."""
+    import pyarrow as pa
+
+    from ._sources import TableSource
+
+    reader = _batch_reader(path, fmt, batch_rows)
+    start = 0
+    try:
+        for batch in reader:
+            if batch.num_rows == 0:
+                continue
+            src = TableSource.of_table(pa.Table.from_batches([batch]), path, fmt)
+            try:
+                scores, labels = read_planned(src, plan)
+            except InputError as exc:
+                raise InputError(
+                    f"{exc} (in the batch of rows {start}..{start + batch.num_rows - 1})"
+                ) from None
+            yield scores, labels, start
+            start += batch.num_rows
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"{WHERE}: could not read '{path}' as {fmt.upper()} after row {start}: "
+            f"{' '.join(str(exc).split())}"
+        ) from None
+
+
+def _batch_reader(path: Path, fmt: str, batch_rows: int) -> Any:
+    import pyarrow as pa
+
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(path).iter_batches(batch_size=batch_rows)
+        if fmt in ("csv", "tsv"):
+            import pyarrow.csv as pc
+
+            return pc.open_csv(
+                path,
+                read_options=pc.ReadOptions(block_size=1 << 24),
+                parse_options=pc.ParseOptions(delimiter="\t" if fmt == "tsv" else ","),
+            )
+        if fmt == "jsonl":
+            import pyarrow.json as pj
+
+            return pj.open_json(path, read_options=pj.ReadOptions(block_size=1 << 24))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(
+            f"{WHERE}: could not read '{path}' as {fmt.upper()}: {' '.join(str(exc).split())}"
+        ) from None
+    raise InputError(
+        f"{WHERE}: .{fmt} files cannot be read in batches; audit them in memory "
+        "(engine='memory'), or convert to Parquet."
+    )
+
+
+def _scores(src: Source, names: list[str], kind: str) -> np.ndarray:
+    if len(names) == 1:
+        return src.get(names[0], "numeric")
+    cols = [src.get(n, "numeric") for n in names]
+    _same_length(src, dict(zip(names, cols, strict=True)))
+    return np.column_stack(cols)
+
+
+def _read_confidence(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndarray]:
+    conf_name = str(plan.confidence)
+    conf = _one_d(src, conf_name, "numeric")
+    if plan.correct is not None:
+        outcome = _one_d(src, plan.correct, "outcome")
+        _same_length(src, {conf_name: conf, plan.correct: outcome})
+        return conf, outcome
+    prediction, label_name = str(plan.prediction), str(plan.label)
     pred = _one_d(src, prediction, "any")
     truth = _one_d(src, label_name, "any")
     _same_length(src, {conf_name: conf, prediction: pred, label_name: truth})
@@ -269,13 +417,7 @@ def _confidence(
             f"{WHERE}: {src.kind_of_name} {text!r} holds text but {num!r} holds numbers; "
             "prediction and label must be written the same way to be compared."
         )
-    outcome = (pred == truth).astype(np.int8)
-    return (
-        "confidence",
-        conf,
-        outcome,
-        {"confidence": conf_name, "prediction": prediction, "label": label_name},
-    )
+    return conf, (pred == truth).astype(np.int8)
 
 
 def _one_d(src: Source, name: str, role: str) -> np.ndarray:

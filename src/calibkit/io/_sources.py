@@ -157,6 +157,15 @@ class TableSource(Source):
             raise self.unreadable(exc) from None
         self._columns: dict[str, Any] = {}
 
+    @classmethod
+    def of_table(cls, table: Any, path: Path, fmt: str) -> TableSource:
+        """A source over a pyarrow table already read (one batch of a larger file)."""
+        src = cls.__new__(cls)
+        src.path, src.fmt, src._table, src._parquet = path, fmt, table, None
+        src.names = list(table.column_names)
+        src._columns = {}
+        return src
+
     def close(self) -> None:
         if self._parquet is not None:
             self._parquet.close()
@@ -311,6 +320,23 @@ class NpzSource(Source):
         if kind in "US" and arr.ndim == 1:
             return text_column(name, arr.astype(str), role, what="array")
         raise InputError(f"{WHERE}: array {name!r} must hold numbers; its dtype is {arr.dtype}.")
+
+
+# ----------------------------------------------------------------------------- schema only
+
+
+class Schema(Source):
+    """Column names and shapes of a table an engine reads where it lives (DuckDB, Spark): enough
+    to plan the columns (:func:`calibkit.io.plan_columns`), never read into memory here."""
+
+    def __init__(self, path: Any, fmt: str, names: list[str], matrices: set[str]) -> None:
+        self.path, self.fmt, self.names, self._matrices = path, fmt, names, matrices
+
+    def ndim(self, name: str) -> int:
+        return 2 if name in self._matrices else 1
+
+    def get(self, name: str, role: str = "numeric") -> np.ndarray:
+        raise InputError(f"{WHERE}: the column {name!r} of '{self.path}' stays in the engine.")
 
 
 # ----------------------------------------------------------------------------- text values

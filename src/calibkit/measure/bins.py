@@ -96,19 +96,58 @@ def resolve_edges(
     if confidence is None:
         raise InputError(f"{where}: quantile edges need the confidences they are computed from.")
     conf = v.confidence(confidence, where=where).astype(np.float64, copy=False)
-    inner = np.quantile(conf, np.arange(1, n_bins) / n_bins)
+    inner = np.quantile(conf, quantile_levels(n_bins))
+    return quantile_edges(inner, n_bins=n_bins, closed=closed, where=where, stacklevel=4)
+
+
+def quantile_levels(n_bins: int) -> np.ndarray:
+    """The levels k / M, k = 1..M-1, of the inner quantile edges."""
+    return np.arange(1, n_bins) / n_bins
+
+
+def order_statistic_ranks(n: int, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each inner quantile edge of ``n`` values: the 0-based ranks of the two order
+    statistics it lies between and the interpolation weight, exactly as ``np.quantile``'s
+    default (linear) method computes them.
+
+    An engine that can fetch order statistics (DuckDB, Spark, a re-readable stream) gets the
+    same edges as the in-memory path from :func:`interpolate_order_statistics`.
+    """
+    virtual = (n - 1) * quantile_levels(n_bins)
+    below = np.floor(virtual)
+    gamma = virtual - below
+    lo = below.astype(np.int64)
+    hi = np.minimum(lo + 1, n - 1)
+    return lo, hi, gamma
+
+
+def interpolate_order_statistics(
+    lower: np.ndarray, upper: np.ndarray, gamma: np.ndarray
+) -> np.ndarray:
+    """numpy's linear interpolation between order statistics, operation for operation (so the
+    edges are bit-identical to ``np.quantile``'s)."""
+    diff = upper - lower
+    out = lower + diff * gamma
+    return np.where(gamma >= 0.5, upper - diff * (1 - gamma), out)
+
+
+def quantile_edges(
+    inner: np.ndarray, *, n_bins: int, closed: str, where: str, stacklevel: int = 2
+) -> Edges:
+    """Edges from the inner quantiles: ties collapsed (with a warning), a bin [0, 0] or [1, 1]
+    kept for a quantile of exact zeros or ones."""
     values = np.unique(np.concatenate(([0.0], inner, [1.0])))
     if closed == "right" and inner.size and inner[0] == 0.0:
         values = np.concatenate(([0.0], values))  # the bin [0, 0]
     elif closed == "left" and inner.size and inner[-1] == 1.0:
         values = np.concatenate((values, [1.0]))  # the bin [1, 1]
-    made = Edges(values, strategy, n_bins)
+    made = Edges(values, "quantile", n_bins)
     if made.collapsed:
         warnings.warn(
             f"{where}: {made.collapsed} of {n_bins} quantile bins collapsed because tied "
             f"confidences made their edges coincide; using {values.size - 1} bins.",
             CalibkitWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     return made
 
@@ -248,10 +287,12 @@ class BinStats:
         )
 
     def allclose(self, other: BinStats, *, rtol: float = 1e-12, atol: float = 1e-12) -> bool:
-        """Equal counts and sums equal up to floating-point rounding of the summation order."""
+        """Equal counts; sums (and edges) equal up to floating-point rounding: of the summation
+        order, and of ``exp`` in another math library (quantile edges of softmax output)."""
         return (
             self.closed == other.closed
-            and np.array_equal(self.edges, other.edges)
+            and self.edges.shape == other.edges.shape
+            and np.allclose(self.edges, other.edges, rtol=rtol, atol=atol)
             and np.array_equal(self.count, other.count)
             and all(
                 np.allclose(getattr(self, f), getattr(other, f), rtol=rtol, atol=atol)

@@ -14,7 +14,9 @@ a bracket around the root of f' and falls back to bisection when a Newton step l
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -101,7 +103,7 @@ def solve(
     max_evaluations: int = 100,
     step_tol: float = 1e-12,
 ) -> Solution:
-    """Exact minimiser of the mean NLL over beta > 0.
+    """Exact minimiser of the mean NLL over beta > 0 for scores held in memory.
 
     Newton's method on u = log beta (scale-free: logits at 1e-3 or 1e3 take the same number of
     steps, and beta stays positive), safeguarded by a bracket [lo, hi] with f'(lo) < 0 < f'(hi)
@@ -114,14 +116,33 @@ def solve(
     with no information (f'' = 0), data separable at every temperature (T -> 0), or logits that
     do no better than uniform guessing (T -> infinity).
     """
-    point = evaluate(scores, labels, 1.0)
+    return drive(
+        newton(where=where, max_evaluations=max_evaluations, step_tol=step_tol),
+        evaluate=lambda beta: evaluate(scores, labels, beta),
+        separable=lambda: _separable(scores, labels),
+    )
+
+
+#: What the solver asks of the data: ("evaluate", beta) -> Objective, ("separable", None) -> bool.
+Request = tuple[str, float | None]
+Solver = Generator[Request, Any, Solution]
+
+
+def newton(*, where: str, max_evaluations: int = 100, step_tol: float = 1e-12) -> Solver:
+    """The solver of :func:`solve` as a generator that asks for what it needs from the data.
+
+    Each request is one pass (or one aggregation) over the data, so the same iteration runs on
+    arrays in memory, on a stream of chunks read again for each step, or inside DuckDB or Spark
+    (one GROUP BY per step fits every group of a monitor at once): see :func:`drive`.
+    """
+    point = yield ("evaluate", 1.0)
     if point.curvature <= 0.0:
         raise InputError(
             f"{where}: the scores carry no information (every row's logits are equal, or every "
             "binary score is 0): the log-likelihood is the same at every temperature."
         )
     if point.gradient < 0:  # the optimum lies at T < 1: rule out T -> 0 first, in one pass
-        _check_finite_optimum(scores, labels, 0.0, math.inf, where, lower=False)
+        yield from _check_finite_optimum(0.0, math.inf, where, lower=False)
     evaluations = 1
     lo, hi = 0.0, math.inf  # f'(lo) < 0 < f'(hi) once both are known
     while evaluations < max_evaluations:
@@ -136,32 +157,81 @@ def solve(
         done = g == 0.0 or abs(step - beta) <= step_tol * beta
         done = done or bool(math.isfinite(hi) and hi - lo <= 4 * np.finfo(float).eps * hi)
         if done or not 1e-15 < step < 1e15:
-            _check_finite_optimum(scores, labels, lo, hi, where)
+            yield from _check_finite_optimum(lo, hi, where)
             if done:
                 return Solution(beta, point, evaluations, True)
         if not lo < step < hi:  # Newton left the bracket: expand it, or bisect it in log beta
             step = 4.0 * beta if math.isinf(hi) else beta / 4.0 if lo == 0.0 else math.sqrt(lo * hi)
-        point = evaluate(scores, labels, step)
+        point = yield ("evaluate", step)
         evaluations += 1
     return Solution(point.beta, point, evaluations, False)
 
 
+def drive(
+    solver: Solver, *, evaluate: Callable[[float], Objective], separable: Callable[[], bool]
+) -> Solution:
+    """Run one solver, answering its requests with the two callables."""
+    try:
+        kind, beta = next(solver)
+        while True:
+            answer = evaluate(float(beta)) if kind == "evaluate" else separable()  # type: ignore[arg-type]
+            kind, beta = solver.send(answer)
+    except StopIteration as stop:
+        return stop.value
+
+
+def drive_many(
+    solvers: dict[Any, Solver],
+    *,
+    evaluate: Callable[[dict[Any, float]], dict[Any, Objective]],
+    separable: Callable[[list[Any]], dict[Any, bool]],
+) -> dict[Any, Solution | InputError]:
+    """Run one solver per group in lock-step: each round answers every group's request with one
+    call (one aggregation over all the data). A group whose fit fails gets its InputError."""
+    results: dict[Any, Solution | InputError] = {}
+    pending: dict[Any, Request] = {}
+
+    def advance(key: Any, answer: Any = None, first: bool = False) -> None:
+        try:
+            pending[key] = next(solvers[key]) if first else solvers[key].send(answer)
+        except StopIteration as stop:
+            results[key] = stop.value
+            pending.pop(key, None)
+        except InputError as exc:
+            results[key] = exc
+            pending.pop(key, None)
+
+    for key in list(solvers):
+        advance(key, first=True)
+    while pending:
+        wanted = {k: float(b) for k, (kind, b) in pending.items() if kind == "evaluate"}  # type: ignore[arg-type]
+        asked = [k for k, (kind, _) in pending.items() if kind == "separable"]
+        answers: dict[Any, Any] = {}
+        if wanted:
+            answers.update(evaluate(wanted))
+        if asked:
+            answers.update(separable(asked))
+        for key in list(pending):
+            advance(key, answers[key])
+    return results
+
+
 def _check_finite_optimum(
-    scores: np.ndarray, labels: np.ndarray, lo: float, hi: float, where: str, *, lower: bool = True
-) -> None:
+    lo: float, hi: float, where: str, *, lower: bool = True
+) -> Generator[Request, Any, None]:
     """Raise when the NLL has no minimiser at a finite positive beta, decided exactly.
 
     Separable data (every row's true class strictly ahead of the others, or every binary margin
     positive) make f' < 0 for every beta (T -> 0); f'(0) >= 0 makes f' > 0 for every beta > 0
     (T -> infinity). Called only when the bracket never closed on that side.
     """
-    if math.isinf(hi) and _separable(scores, labels):
+    if math.isinf(hi) and (yield ("separable", None)):
         raise InputError(
             f"{where}: the calibration data are separable: the NLL keeps falling as the "
             "temperature goes to 0 (every prediction is right with a margin), so there is no "
             "finite maximum-likelihood temperature. Fit on held-out data with errors in it."
         )
-    if lower and lo == 0.0 and evaluate(scores, labels, 0.0).gradient >= 0.0:
+    if lower and lo == 0.0 and (yield ("evaluate", 0.0)).gradient >= 0.0:
         raise InputError(
             f"{where}: the scores do no better than uniform guessing: the NLL keeps falling "
             "as the temperature grows without bound. Check that the labels match the columns "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -102,6 +103,49 @@ class TemperatureScaling(Calibrator):
         self.invariance_ = self._check_invariance(z, y)
         return self
 
+    def fit_engine(
+        self,
+        data: Any,
+        labels: Any = None,
+        *,
+        engine: str,
+        columns: Mapping[str, Any] | None = None,
+    ) -> TemperatureScaling:
+        """Fit T where the logits are: ``engine="stream"`` (a callable returning a fresh iterator
+        of ``(logits, labels)`` chunks, or a file read in batches), ``"duckdb"`` (a Parquet / CSV
+        path or glob) or ``"spark"`` (a DataFrame); ``columns`` names the logit and label
+        columns (:func:`calibkit.io.read_predictions`'s options). The Newton iteration of
+        :meth:`fit`, with one pass or one aggregation per step; the invariance check is left out
+        (it needs the rows: temperature scaling keeps every argmax by construction).
+        """
+        from ..engines.temperature import fit_temperature_with_engine
+
+        where = f"{type(self).__name__}.fit_engine"
+        if self.from_probs or self.method != "newton":
+            raise InputError(
+                f"{where}: an engine fits logits by Newton's method; from_probs= and method= "
+                "apply to arrays in memory."
+            )
+        fitted = fit_temperature_with_engine(
+            data, labels, engine=engine, columns=columns, where=where
+        )
+        solution, beta = fitted.solution, fitted.solution.beta
+        self.temperature_ = 1.0 / beta
+        self.n_classes_ = fitted.n_classes
+        self.nll_before_ = fitted.nll_before
+        self.nll_after_ = solution.objective.value
+        self.gradient_ = -solution.objective.gradient * beta * beta
+        self.n_evaluations_ = solution.n_evaluations
+        self.converged_ = solution.converged
+        if not solution.converged:
+            warnings.warn(
+                f"{where}: the temperature fit did not converge in {solution.n_evaluations} "
+                f"passes; the returned temperature is the last iterate.",
+                CalibkitWarning,
+                stacklevel=2,
+            )
+        return self
+
     def _check_invariance(self, z: np.ndarray, y: np.ndarray) -> InvarianceReport:
         """What the fitted map changed on the calibration data (nothing, for T > 0: the order of
         every row's logits, hence argmax and accuracy, and for binary scores the order of the
@@ -162,10 +206,22 @@ class TemperatureScaling(Calibrator):
 
 
 def fit_temperature(
-    logits: Any, labels: Any, *, from_probs: bool = False, method: str = "newton"
+    logits: Any,
+    labels: Any = None,
+    *,
+    from_probs: bool = False,
+    method: str = "newton",
+    engine: str | None = None,
+    columns: Mapping[str, Any] | None = None,
 ) -> float:
     """The maximum-likelihood temperature of held-out logits (softmax) or binary scores
     (sigmoid). See :class:`TemperatureScaling`.
+
+    With ``engine`` the logits stay where they are: ``"stream"`` (a callable returning a fresh
+    iterator of ``(logits, labels)`` chunks, or a file read in batches), ``"duckdb"`` (a
+    Parquet/CSV path or glob) or ``"spark"`` (a DataFrame); ``columns`` names the columns as
+    :func:`calibkit.io.read_predictions` takes them. The same Newton iteration runs with one
+    pass (or one aggregation) per step and agrees with the in-memory fit to rounding.
 
     Examples
     --------
@@ -173,6 +229,24 @@ def fit_temperature(
     >>> round(ck.fit_temperature([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]], [0, 1, 1]), 4)
     1.3222
     """
+    if engine is not None and engine != "memory":
+        if from_probs or method != "newton":
+            raise InputError(
+                "fit_temperature: an engine fits logits by Newton's method; from_probs= and "
+                "method= apply to arrays in memory."
+            )
+        return (
+            TemperatureScaling()
+            .fit_engine(logits, labels, engine=engine, columns=columns)
+            .temperature_
+        )
+    if columns is not None:
+        raise InputError(
+            "fit_temperature: columns= names the columns of a file or table read by an "
+            "engine; with arrays in memory pass the arrays (or engine='duckdb')."
+        )
+    if labels is None:
+        raise InputError("fit_temperature: pass the labels (or an engine= and its columns=).")
     scaler = TemperatureScaling(from_probs=from_probs, method=method)
     return scaler.fit(logits, labels).temperature_
 

@@ -7,7 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from .compare import RecordComparison, compare_records
-from .figures import before_after, cost_curve, reliability_diagram, risk_coverage_plot, save_figure
+from .figures import (
+    before_after,
+    cost_curve,
+    monitor_plot,
+    reliability_diagram,
+    risk_coverage_plot,
+    save_figure,
+)
 from .html import render_report, write_report
 from .record import calibration_record, read_record, verify_record, write_record
 
@@ -17,6 +24,7 @@ __all__ = [
     "calibration_record",
     "compare_records",
     "cost_curve",
+    "monitor_plot",
     "read_record",
     "reliability_diagram",
     "render_audit",

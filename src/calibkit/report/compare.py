@@ -350,14 +350,14 @@ def compare_records(
 
     s_old, s_new = record_stats(old), record_stats(new)
     ece_old, ece_new = _ece(s_old), _ece(s_new)
-    change = ece_new - ece_old
-    null = _null_changes(s_old, s_new, n_sims, np.random.default_rng(seed))
-    alpha = 1.0 - level
-    low, high = (float(q) for q in np.quantile(null, [alpha / 2, 1 - alpha / 2]))
-    # two-sided Monte Carlo p-value, counting the observed change as one of the draws
-    tail = min(np.count_nonzero(null >= change), np.count_nonzero(null <= change))
-    p_value = min(1.0, 2.0 * (tail + 1) / (n_sims + 1))
-    moved = bool(change < low or change > high)
+    band = ece_change_band(s_old, s_new, level=level, n_sims=n_sims, seed=seed)
+    change, low, high, p_value, moved = (
+        band.change,
+        band.low,
+        band.high,
+        band.p_value,
+        band.moved,
+    )
 
     return RecordComparison(
         old_name=_name(old),
@@ -384,6 +384,34 @@ def compare_records(
         temperature_new=_temperature(new),
         differences=_differences(old, new),
     )
+
+
+@dataclass(frozen=True)
+class ChangeBand:
+    """The change of ECE between two cohorts over the same bins, beside the band of changes
+    seen when calibration did not move (``level`` central range of ``n_sims`` simulations)."""
+
+    change: float
+    low: float
+    high: float
+    p_value: float
+    moved: bool
+
+
+def ece_change_band(
+    old: Any, new: Any, *, level: float = 0.95, n_sims: int = 2000, seed: int = 0
+) -> ChangeBand:
+    """Whether ECE moved from the :class:`~calibkit.BinStats` ``old`` to ``new`` beyond the
+    noise of two cohorts of these sizes and confidences whose calibration is the same (the
+    test of :func:`compare_records` and of the monitor)."""
+    change = _ece(new) - _ece(old)
+    null = _null_changes(old, new, n_sims, np.random.default_rng(seed))
+    alpha = 1.0 - level
+    low, high = (float(q) for q in np.quantile(null, [alpha / 2, 1 - alpha / 2]))
+    # two-sided Monte Carlo p-value, counting the observed change as one of the draws
+    tail = min(np.count_nonzero(null >= change), np.count_nonzero(null <= change))
+    p_value = min(1.0, 2.0 * (tail + 1) / (n_sims + 1))
+    return ChangeBand(change, low, high, p_value, bool(change < low or change > high))
 
 
 # ----------------------------------------------------------------------------- refusal

@@ -12,8 +12,15 @@ from rich.text import Text
 
 if TYPE_CHECKING:
     from ..audit import Audit
+    from ..monitoring import Monitor
 
-__all__ = ["metrics_table", "reliability_note", "reliability_table", "render_audit"]
+__all__ = [
+    "metrics_table",
+    "reliability_note",
+    "reliability_table",
+    "render_audit",
+    "render_monitor",
+]
 
 DASH = "-"
 
@@ -98,3 +105,29 @@ def _interval(low: float, high: float) -> str:
     if math.isnan(low) or math.isnan(high):
         return DASH
     return f"[{low:.4f}, {high:.4f}]"
+
+
+def render_monitor(monitor: Monitor, console: Console, *, source: str | None = None) -> None:
+    """A header, one row per group (moved groups in bold red), the binning note, the verdict."""
+    header = Text.assemble(("calibkit monitor", "bold"), f": {len(monitor.groups)} groups by ")
+    header.append(monitor.by)
+    if source:
+        header.append(f", from {source}")
+    console.print(header)
+    console.print()
+    out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    for i, name in enumerate(monitor.HEADER):
+        out.add_column(name, justify="left" if i == 0 else "right", no_wrap=True)
+    for group, row in zip(monitor.groups, monitor.rows(), strict=True):
+        out.add_row(*row, style="bold red" if group.moved else "")
+    console.print(out)
+    m = monitor.binning.values.size - 1
+    console.print(
+        f"M = {m} {monitor.binning.strategy} bins shared by every group; interval: "
+        f"{monitor.groups[0].interval.level:.0%} bootstrap of the bin sums; floor: mean ECE of "
+        "a calibrated forecaster with the group's confidences; change: ECE minus the "
+        f"reference's, against the band of a calibration that did not move ({monitor.level:.2%} "
+        f"per group, {monitor.family_level:.0%} family-wise); T: the group's temperature"
+    )
+    console.print()
+    console.print(monitor.verdict())

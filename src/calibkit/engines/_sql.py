@@ -1,0 +1,415 @@
+"""The SQL that DuckDB and Spark run: written once, in the dialect both understand.
+
+Every per-row quantity of the audit (the event's confidence and outcome, whether the prediction
+was right, the row's Brier score and log loss, each class's probability) is one SQL expression
+over the columns a :class:`~calibkit.io.ColumnPlan` names; every aggregate is a GROUP BY on a
+bin number computed by comparison with the edge array (exactly as :func:`calibkit.bin_index`).
+The arithmetic follows the numpy engine operation for operation where it decides a bin (the
+stable sigmoid, the max-shifted softmax), so the engines agree to rounding of the sums.
+
+The two dialects differ only in quoting, the name of a numbers table and ``log1p``: see
+:class:`Dialect`.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+from ..io import ColumnPlan
+
+
+def bin_sums(c: str, o: str) -> list[str]:
+    """Per-bin sums of confidence ``c`` and outcome ``o``, in the order of
+    :data:`calibkit._kernels.SUM_FIELDS` and with numpy's order of operations."""
+    return [
+        f"sum({c})",
+        f"sum({o})",
+        f"sum({c} * {c})",
+        f"sum({c} * {o})",
+        f"sum({c} * (1 - {c}) * ((1 - 2 * {c}) * (1 - 2 * {c})))",
+    ]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between DuckDB's and Spark's SQL."""
+
+    name: str
+    quote_char: str
+
+    def quote(self, name: str) -> str:
+        q = self.quote_char
+        return q + name.replace(q, q + q) + q
+
+    def literal(self, value: Any) -> str:
+        """A group value read back from this engine, written as SQL."""
+        if value is None:
+            return "NULL"
+        if isinstance(value, bool):
+            return "TRUE" if value else "FALSE"
+        if isinstance(value, (int, np.integer)):
+            return str(int(value))
+        if isinstance(value, (float, np.floating)):
+            return number(float(value))
+        if isinstance(value, datetime.datetime):
+            return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+        if isinstance(value, datetime.date):
+            return f"DATE '{value.isoformat()}'"
+        return "'" + str(value).replace("'", "''") + "'"
+
+    def numbers(self, n: int, column: str) -> str:
+        """A table of the integers 0..n-1 in one column."""
+        if self.name == "duckdb":
+            return f"(SELECT range AS {column} FROM range({n}))"
+        return f"(SELECT id AS {column} FROM range({n}))"
+
+
+DUCKDB = Dialect("duckdb", '"')
+SPARK = Dialect("spark", "`")
+
+
+def number(x: float) -> str:
+    """A float64 literal that both dialects read back exactly, as DOUBLE (never DECIMAL)."""
+    x = float(x)
+    if not np.isfinite(x):
+        raise ValueError(f"no SQL literal for {x}")
+    text = repr(x)
+    return text if "e" in text else text + "e0"
+
+
+@dataclass(frozen=True)
+class Query:
+    """The row-level relation ``f`` of one input, as a WITH clause over a source relation.
+
+    Columns of ``f``: ``c`` (confidence of the event), ``o`` (its outcome, 0/1), ``ok``
+    (prediction right), ``br`` (Brier score of the full forecast), ``nl`` (log loss, NULL when
+    the true class had probability 0), ``pz`` (1 when it had), ``y`` (label), ``p0``..``p{C-1}``
+    (class probabilities, top-label input only), and ``g`` (the group, with ``by``).
+    """
+
+    plan: ColumnPlan
+    dialect: Dialect
+    source: str
+    types: Mapping[str, str]
+    by: str | None = None
+
+    @property
+    def n_classes(self) -> int:
+        return max(2, len(self.plan.scores))
+
+    # ---------------------------------------------------------------- pieces
+    @property
+    def kind(self) -> str:
+        return "top-label" if self.n_classes > 2 or len(self.plan.scores) > 1 else "binary"
+
+    def _q(self, name: str | None) -> str:
+        return self.dialect.quote(str(name))
+
+    def _scores(self) -> list[str]:
+        return [f"CAST({self._q(s)} AS DOUBLE)" for s in self.plan.scores]
+
+    def typed(self) -> str:
+        """``r``: the input columns renamed and cast: s0.., y (and t, the truth, for
+        confidence input), g."""
+        cols: list[str] = []
+        plan = self.plan
+        if plan.kind == "confidence":
+            cols.append(f"CAST({self._q(plan.confidence)} AS DOUBLE) AS s0")
+            if plan.correct is not None:
+                cols.append(f"{self._outcome(plan.correct)} AS y")
+            else:
+                pred, truth = self._q(plan.prediction), self._q(plan.label)
+                cols.append(
+                    f"CASE WHEN {pred} IS NULL OR {truth} IS NULL THEN NULL "
+                    f"WHEN {pred} = {truth} THEN 1.0e0 ELSE 0.0e0 END AS y"
+                )
+        else:
+            cols += [f"{s} AS s{k}" for k, s in enumerate(self._scores())]
+            cols.append(f"CAST({self._q(plan.label)} AS DOUBLE) AS y")
+        if self.by is not None:
+            cols.append(f"{self.by} AS g")
+        return f"SELECT {', '.join(cols)} FROM {self.source}"
+
+    def _outcome(self, name: str) -> str:
+        col = self._q(name)
+        if self.types.get(name) == "text":  # 1/0, TRUE/FALSE; anything else becomes NULL
+            return (
+                f"CASE lower(trim({col})) WHEN 'true' THEN 1.0e0 WHEN '1' THEN 1.0e0 "
+                "WHEN 'false' THEN 0.0e0 WHEN '0' THEN 0.0e0 END"
+            )
+        if self.types.get(name) == "bool":
+            return f"CAST(CAST({col} AS INT) AS DOUBLE)"
+        return f"CAST({col} AS DOUBLE)"
+
+    def check_types(self, where: str, place: str) -> None:
+        """Columns that must hold numbers (scores, labels; outcomes may be TRUE/FALSE text)."""
+        plan = self.plan
+        numeric = list(plan.scores) if plan.kind != "confidence" else [str(plan.confidence)]
+        if plan.kind != "confidence":
+            numeric.append(str(plan.label))
+        for name in numeric:
+            kind = self.types.get(name, "other")
+            if kind not in ("number", "bool") or (kind == "bool" and name != plan.label):
+                raise InputError(
+                    f"{where}: column {name!r} of {place} must hold numbers; it holds "
+                    f"{kind if kind != 'other' else 'another type'}. Fix the column's type "
+                    "(or choose another column)."
+                )
+        if plan.correct is not None and self.types.get(plan.correct) not in (
+            "number",
+            "bool",
+            "text",
+        ):
+            raise InputError(
+                f"{where}: column {plan.correct!r} of {place} must hold 0/1 or TRUE/FALSE."
+            )
+
+    def rows(self) -> str:
+        """``f``: the per-row quantities (see the class docstring)."""
+        c = self.n_classes
+        g = ", g" if self.by is not None else ""
+        if self.kind == "binary":
+            logits = self.plan.kind == "logits"
+            if logits:  # the stable sigmoid of calibkit.sigmoid
+                p = "CASE WHEN s0 >= 0 THEN 1 / (1 + exp(-s0)) ELSE exp(s0) / (1 + exp(s0)) END"
+            else:
+                p = "s0"
+            signed = "CASE WHEN y = 1 THEN s0 ELSE -s0 END"
+            if logits:  # softplus(-m) = max(-m, 0) + log(1 + exp(-|m|))
+                nl = f"greatest(-({signed}), 0) + ln(1 + exp(-abs({signed})))"
+                pz = "0"
+                ok = "CASE WHEN (s0 >= 0) = (y = 1) THEN 1 ELSE 0 END"
+            else:
+                true = "CASE WHEN y = 1 THEN s0 ELSE 1 - s0 END"
+                nl = f"CASE WHEN {true} > 0 THEN -ln({true}) END"
+                pz = f"CASE WHEN {true} = 0 THEN 1 ELSE 0 END"
+                ok = "CASE WHEN (s0 >= 0.5e0) = (y = 1) THEN 1 ELSE 0 END"
+            inner = f"SELECT {p} AS c, y AS o, y, {nl} AS nl, {pz} AS pz, {ok} AS ok{g} FROM r"
+            return f"SELECT c, o, y, nl, pz, ok, (c - y) * (c - y) AS br{g} FROM ({inner}) t"
+        top = greatest([f"s{k}" for k in range(c)])
+        argmax = "CASE " + " ".join(f"WHEN s{k} = m THEN {k}" for k in range(c)) + " END"
+        pick = "CASE CAST(y AS INT) " + " ".join(f"WHEN {k} THEN s{k}" for k in range(c)) + " END"
+        stage = f"SELECT *, {argmax} AS a, {pick} AS sy FROM (SELECT *, {top} AS m FROM r) t0"
+        if self.plan.kind == "logits":  # the max-shifted softmax of calibkit.softmax
+            shifted = ", ".join(f"exp(s{k} - m) AS e{k}" for k in range(c))
+            total = " + ".join(f"e{k}" for k in range(c))
+            stage = f"SELECT *, {total} AS z FROM (SELECT *, {shifted} FROM ({stage}) t1) t2"
+            probs = ", ".join(f"e{k} / z AS p{k}" for k in range(c))
+            nl, pz = "m + ln(z) - sy", "0"
+        else:
+            probs = ", ".join(f"s{k} AS p{k}" for k in range(c))
+            nl, pz = "CASE WHEN sy > 0 THEN -ln(sy) END", "CASE WHEN sy = 0 THEN 1 ELSE 0 END"
+        with_p = f"SELECT {probs}, y, a, {nl} AS nl, {pz} AS pz{g} FROM ({stage}) t3"
+        hit = "CASE WHEN a = CAST(y AS INT) THEN 1 ELSE 0 END"
+        conf = "CASE " + " ".join(f"WHEN a = {k} THEN p{k}" for k in range(c)) + " END"
+        squares = " + ".join(f"p{k} * p{k}" for k in range(c))
+        pick_p = "CASE CAST(y AS INT) " + " ".join(f"WHEN {k} THEN p{k}" for k in range(c)) + " END"
+        prob_cols = ", ".join(f"p{k}" for k in range(c))
+        return (
+            f"SELECT {conf} AS c, {hit} AS o, {hit} AS ok, y, nl, pz, "
+            f"{squares} - 2 * {pick_p} + 1 AS br, {prob_cols}{g} FROM ({with_p}) t4"
+        )
+
+    def with_clause(self) -> str:
+        return f"WITH r AS ({self.typed()}), f AS ({self.rows()})"
+
+    # ---------------------------------------------------------------- checks
+    def problems(self) -> list[tuple[str, str]]:
+        """(condition on r, what is wrong) pairs; each is counted over the rows before any sum."""
+        plan, c = self.plan, self.n_classes
+        scores = [f"s{k}" for k in range(len(plan.scores) or 1)]
+        out: list[tuple[str, str]] = []
+        named = list(plan.scores) if plan.kind != "confidence" else [str(plan.confidence)]
+        for s, name in zip(scores, named, strict=True):
+            out.append((f"{s} IS NULL", f"column {name!r} has missing values (null/empty)"))
+            out.append((f"isnan({s})", f"column {name!r} has NaN values"))
+            if plan.kind == "logits":
+                out.append((f"abs({s}) = {_INF}", f"logits column {name!r} has infinite values"))
+            else:
+                out.append((f"({s} < 0 OR {s} > 1)", f"column {name!r} has values outside [0, 1]"))
+        if self.by is not None:
+            out.append(("g IS NULL", "the group (by=) is missing (null/empty)"))
+        if plan.kind == "confidence" and plan.correct is None:
+            out.append(
+                (
+                    "y IS NULL",
+                    f"prediction column {plan.prediction!r} or label column {plan.label!r} has "
+                    "missing values (null/empty)",
+                )
+            )
+            return out
+        label = plan.correct if plan.correct is not None else plan.label
+        what = "outcome" if plan.kind == "confidence" else "label"
+        text = " or text other than 1/0/TRUE/FALSE" if self.types.get(str(label)) == "text" else ""
+        out.append(("y IS NULL", f"{what} column {label!r} has missing values (null/empty){text}"))
+        top = 1 if self.kind == "binary" else c - 1
+        out.append(
+            (
+                f"(isnan(y) OR y < 0 OR y > {top} OR y <> floor(y))",
+                f"{what} column {label!r} has values that are not "
+                + ("0 or 1" if top == 1 else f"class indices 0..{top}"),
+            )
+        )
+        if plan.kind == "probs" and len(scores) > 1:
+            total = " + ".join(scores)
+            out.append(
+                (
+                    f"abs({total} - 1) > 1.0e-3",
+                    "rows of the probability columns do not sum to 1 (within 0.001); calibkit "
+                    "does not renormalise silently (pass logits= if these are logits)",
+                )
+            )
+        return out
+
+    def check_query(self) -> str:
+        """One scan counting the rows that break each rule of :meth:`problems`."""
+        counts = ", ".join(
+            f"sum(CASE WHEN {cond} THEN 1 ELSE 0 END)" for cond, _ in self.problems()
+        )
+        return f"WITH r AS ({self.typed()}) SELECT count(*), {counts} FROM r"
+
+    def raise_problems(self, row: tuple, where: str) -> int:
+        """Raise :class:`InputError` naming the first broken rule and its row count; return N."""
+        n = int(row[0])
+        for (_, what), bad in zip(self.problems(), row[1:], strict=True):
+            if bad:
+                bad = int(bad)
+                rows = "row" if bad == 1 else "rows"
+                raise InputError(
+                    f"{where}: {what}: {bad} {rows} of {n}; calibkit does not drop rows "
+                    "silently: remove or fill them first."
+                )
+        if n == 0:
+            raise InputError(f"{where}: the input has no rows.")
+        return n
+
+    # ---------------------------------------------------------------- aggregates
+    def totals(self) -> str:
+        g = "g, " if self.by is not None else ""
+        group = " GROUP BY g" if self.by is not None else ""
+        return (
+            f"{self.with_clause()} SELECT {g}count(*), sum(ok), sum(br), sum(nl), sum(pz) "
+            f"FROM f{group}"
+        )
+
+    def bins(self, edges: np.ndarray, closed: str, column: str = "c", outcome: str = "o") -> str:
+        """Per-bin count and sums of (``column``, ``outcome``) (and per group, with ``by``)."""
+        b = bin_expression(column, edges, closed)
+        g = "g, " if self.by is not None else ""
+        sums = ", ".join(bin_sums(column, outcome))
+        return (
+            f"{self.with_clause()} SELECT {g}b, count(*), {sums} FROM "
+            f"(SELECT *, {b} AS b FROM f) t GROUP BY {g}b"
+        )
+
+    def class_bins(self, k: int, edges: np.ndarray, closed: str) -> str:
+        """:meth:`bins` of class ``k``'s probability for the event label == k."""
+        return self.bins(edges, closed, f"p{k}", f"(CASE WHEN y = {k} THEN 1 ELSE 0 END)")
+
+    def order_statistics(self, column: str, n: int, ranks: np.ndarray) -> str:
+        """The order statistics of ``column`` at 0-based ``ranks``, as one list. The discrete
+        quantile at level q is the order statistic of rank floor(n q) in DuckDB and ceil(n q) - 1
+        in Spark: at q = (r + 1/2) / n both give rank r."""
+        levels = ", ".join(number((r + 0.5) / n) for r in ranks)
+        if self.dialect.name == "duckdb":
+            return f"{self.with_clause()} SELECT quantile_disc({column}, [{levels}]) FROM f"
+        return (
+            f"{self.with_clause()} SELECT percentile_disc(array({levels})) WITHIN GROUP "
+            f"(ORDER BY {column}) FROM f"
+        )
+
+    def ranking(self) -> str:
+        """Exact Mann-Whitney AUC inputs in one scalar: sum over distinct confidences v of
+        positives(v) * (negatives below v + negatives at v / 2), with the two totals."""
+        return (
+            f"{self.with_clause()}, v AS (SELECT c, sum(o) AS pos, count(*) - sum(o) AS neg "
+            "FROM f GROUP BY c), w AS (SELECT pos, neg, coalesce(sum(neg) OVER (ORDER BY c "
+            "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS below FROM v) "
+            "SELECT sum(pos * (below + neg / 2.0e0)), sum(pos), sum(neg) FROM w"
+        )
+
+    def temperature_sums(self, beta: str) -> str:
+        """Sums of the NLL at inverse temperature ``beta`` (an SQL expression per row, e.g. a
+        literal or a CASE on the group) and its first two derivatives in beta, as
+        :func:`calibkit.recalibrate._temperature_math.evaluate` computes them."""
+        g = "g, " if self.by is not None else ""
+        group = " GROUP BY g" if self.by is not None else ""
+        c = len(self.plan.scores)
+        if c == 1:
+            body = (
+                f"SELECT {g}x, sg, x * sg * ({beta}) AS mg FROM (SELECT {g}s0 AS x, "
+                "CASE WHEN y = 1 THEN 1.0e0 ELSE -1.0e0 END AS sg FROM r) t0"
+            )
+            wrong = "exp(-(greatest(mg, 0) + ln(1 + exp(-abs(mg)))))"
+            return (
+                f"WITH r AS ({self.typed()}) SELECT {g}count(*), "
+                "sum(greatest(-mg, 0) + ln(1 + exp(-abs(mg)))), "
+                f"sum(-sg * x * {wrong}), sum(x * x * {wrong} * (1 - {wrong})) "
+                f"FROM ({body}) t1{group}"
+            )
+        top = greatest([f"s{k}" for k in range(c)])
+        pick = "CASE CAST(y AS INT) " + " ".join(f"WHEN {k} THEN d{k}" for k in range(c)) + " END"
+        shifted = ", ".join(f"s{k} - m AS d{k}" for k in range(c))
+        weights = ", ".join(f"exp(({beta}) * d{k}) AS w{k}" for k in range(c))
+        s0 = " + ".join(f"w{k}" for k in range(c))
+        s1 = " + ".join(f"w{k} * d{k}" for k in range(c))
+        s2 = " + ".join(f"w{k} * d{k} * d{k}" for k in range(c))
+        b = f"({beta})"
+        differences = ", ".join(f"d{k}" for k in range(c))
+        stage = (
+            f"SELECT {g}{b} AS beta, {pick} AS dy, {weights}, {differences} "
+            f"FROM (SELECT *, {shifted} FROM (SELECT *, {top} AS m FROM r) t0) t1"
+        )
+        moments = (
+            f"SELECT {g}beta, dy, {s0} AS z0, ({s1}) / ({s0}) AS z1, ({s2}) / ({s0}) AS z2 "
+            f"FROM ({stage}) t2"
+        )
+        return (
+            f"WITH r AS ({self.typed()}) SELECT {g}count(*), sum(ln(z0) - beta * dy), "
+            f"sum(z1 - dy), sum(greatest(z2 - z1 * z1, 0)) FROM ({moments}) t3{group}"
+        )
+
+    def separable(self) -> str:
+        """One row per group: how many rows do not have their true class strictly ahead of all
+        others (a non-positive binary margin). None anywhere: no finite temperature fits."""
+        g = "g, " if self.by is not None else ""
+        group = " GROUP BY g" if self.by is not None else ""
+        c = len(self.plan.scores)
+        if c == 1:
+            behind = "CASE WHEN (CASE WHEN y = 1 THEN s0 ELSE -s0 END) > 0 THEN 0 ELSE 1 END"
+        else:
+            cases = " ".join(
+                f"WHEN {k} THEN s{k} > {greatest([f's{j}' for j in range(c) if j != k])}"
+                for k in range(c)
+            )
+            behind = f"CASE WHEN (CASE CAST(y AS INT) {cases} END) THEN 0 ELSE 1 END"
+        return f"WITH r AS ({self.typed()}) SELECT {g}sum({behind}) FROM r{group}"
+
+
+def greatest(terms: list[str]) -> str:
+    """The largest of the terms (Spark's greatest needs two or more)."""
+    return terms[0] if len(terms) == 1 else f"greatest({', '.join(terms)})"
+
+
+_INF = "CAST('Infinity' AS DOUBLE)"
+
+
+def bin_expression(column: str, edges: np.ndarray, closed: str) -> str:
+    """The bin number of ``column`` by comparison with the inner edges (as
+    :func:`calibkit.bin_index`): ``(e_j, e_j+1]`` for ``closed="right"``, ``[e_j, e_j+1)`` for
+    ``"left"``."""
+    inner = np.asarray(edges, dtype=np.float64)[1:-1]
+    if inner.size == 0:
+        return "0"
+    op = ">" if closed == "right" else ">="
+    return (
+        "("
+        + " + ".join(f"CASE WHEN {column} {op} {number(e)} THEN 1 ELSE 0 END" for e in inner)
+        + ")"
+    )

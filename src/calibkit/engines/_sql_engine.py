@@ -1,0 +1,204 @@
+"""What DuckDB and Spark share: the audit's sums and the temperature fit as SQL aggregations.
+
+A subclass says how to run a query (:meth:`SqlEngine.fetch`), what the input relation is called
+and which types its columns have; everything else (checks, edges, bins, totals, the exact AUC,
+the Newton iteration of the temperature fit, per-group sums for the monitor) is here, once.
+No row is ever brought into Python: every query returns per-bin, per-group or scalar sums.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _kernels
+from .._errors import CalibkitWarning, InputError
+from ..io import ColumnPlan
+from ..measure.bins import BinStats, Edges
+from ..measure.summary import Summary
+from ..recalibrate import _temperature_math as tm
+from ._plan import Binning, Need, classwise_names, needs, plan_edges
+from ._sql import Dialect, Query, number
+
+#: The stages an engine audit reports to ``progress`` (name, done, total).
+Progress = Callable[[str, int, int], None] | None
+
+
+class SqlEngine(abc.ABC):
+    """An input relation in a SQL engine, with the plan of its columns."""
+
+    name: str
+    dialect: Dialect
+
+    def __init__(self, plan: ColumnPlan, types: dict[str, str], place: str) -> None:
+        self.plan, self.types, self.place = plan, types, place
+
+    @abc.abstractmethod
+    def fetch(self, sql: str) -> list[tuple[Any, ...]]:
+        """Run one query; its (small) result as tuples."""
+
+    @property
+    @abc.abstractmethod
+    def relation(self) -> str:
+        """The input relation, as SQL (a table name or a table function)."""
+
+    def query(self, by: str | None = None) -> Query:
+        return Query(self.plan, self.dialect, self.relation, self.types, by)
+
+    # ------------------------------------------------------------------ audit
+    def summarize(self, binning: Binning, *, where: str, progress: Progress = None) -> Summary:
+        """The :class:`Summary` of the whole input: a handful of aggregations, no rows moved."""
+        q = self.query()
+        steps = ["checks", "edges", "bins", "totals", "ranking"]
+        tick = _ticker(steps, progress)
+        tick()
+        n = self.checked_rows(q, where)
+        tick()
+        wanted = needs(binning, kind=q.kind, n_classes=q.n_classes, where=where)
+        edges = plan_edges(wanted, n=n, order_statistics=self._order_statistics(q, n), where=where)
+        tick()
+        stats = {name: self._stats(q, name, need, edges[name]) for name, need in wanted.items()}
+        tick()
+        count, correct, brier_sum, nll_sum = self._totals(self.fetch(q.totals())[0], where)
+        if count != n:
+            raise InputError(
+                f"{where}: the input changed while it was read ({n} then {count} rows)."
+            )
+        tick()
+        total, pos, neg = self.fetch(q.ranking())[0]
+        auc = float(total) / (float(pos) * float(neg)) if pos and neg else None
+        tick()
+        return Summary(
+            kind=q.kind,
+            n_classes=q.n_classes,
+            binning=edges["table"],
+            stats=stats["table"],
+            deciles=stats["deciles"],
+            classwise=tuple(stats[k] for k in classwise_names(q.n_classes) if k in stats),
+            n_correct=correct,
+            brier_sum=brier_sum,
+            nll_sum=nll_sum,
+            auc=auc,
+            engine=self.name,
+        )
+
+    def checked_rows(self, q: Query, where: str) -> int:
+        q.check_types(where, self.place)
+        return q.raise_problems(self.fetch(q.check_query())[0], where)
+
+    def _order_statistics(self, q: Query, n: int) -> Callable[[dict[str, np.ndarray]], dict]:
+        def fetch(request: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+            out = {}
+            for column, ranks in request.items():
+                (values,) = self.fetch(q.order_statistics(column, n, ranks))[0]
+                out[column] = np.asarray(values, dtype=np.float64)
+            return out
+
+        return fetch
+
+    def _stats(self, q: Query, name: str, need: Need, edges: Edges) -> BinStats:
+        if name.startswith("class"):
+            sql = q.class_bins(int(name[5:]), edges.values, need.closed)
+        else:
+            sql = q.bins(edges.values, need.closed)
+        return stats_from_rows(self.fetch(sql), edges.values, need.closed)
+
+    @staticmethod
+    def _totals(row: Sequence[Any], where: str) -> tuple[int, int, float, float]:
+        count, correct, brier_sum, nll_sum, zeros = row
+        nll = float(nll_sum or 0.0)
+        if zeros:
+            warnings.warn(
+                f"{where}: {int(zeros)} {'row gives' if zeros == 1 else 'rows give'} the true "
+                "class probability exactly 0, so the log loss is infinite.",
+                CalibkitWarning,
+                stacklevel=4,
+            )
+            nll = math.inf
+        return int(count), int(correct), float(brier_sum), nll
+
+    # ------------------------------------------------------------------ temperature
+    def temperature_oracle(
+        self, *, where: str
+    ) -> tuple[Callable[[float], tm.Objective], Callable[[], bool], int]:
+        """What the Newton iteration of the temperature fit asks, as aggregations: the NLL with
+        its gradient and curvature at one beta, and whether the data are separable; and the
+        number of classes."""
+        q = self._logit_query(where)
+        n = self.checked_rows(q, where)
+
+        def evaluate(beta: float) -> tm.Objective:
+            row = self.fetch(q.temperature_sums(number(beta)))[0]
+            return tm.Objective(beta, row[1] / n, row[2] / n, row[3] / n)
+
+        def separable() -> bool:
+            return int(self.fetch(q.separable())[0][0] or 0) == 0
+
+        return evaluate, separable, q.n_classes
+
+    def fit_temperatures(self, by: str, groups: list[Any], *, where: str) -> dict[Any, Any]:
+        """One temperature per group, all groups' Newton iterations in lock-step: each round is
+        one aggregation grouped by ``by`` (a group whose fit fails gets its InputError)."""
+        q = self._logit_query(where, by)
+        key = {self.dialect.literal(g): g for g in groups}
+
+        def beta_of(betas: dict[Any, float]) -> str:
+            cases = " ".join(
+                f"WHEN {self.dialect.literal(g)} THEN {number(b)}" for g, b in betas.items()
+            )
+            return f"CASE g {cases} ELSE 1.0e0 END"
+
+        def evaluate(betas: dict[Any, float]) -> dict[Any, tm.Objective]:
+            rows = self.fetch(q.temperature_sums(beta_of(betas)))
+            out = {}
+            for g, n, f, grad, curv in rows:
+                g = key.get(self.dialect.literal(g), g)
+                if g in betas:
+                    out[g] = tm.Objective(betas[g], f / n, grad / n, curv / n)
+            return out
+
+        def separable(asked: list[Any]) -> dict[Any, bool]:
+            rows = dict(self.fetch(q.separable()))
+            found = {key.get(self.dialect.literal(g), g): int(b or 0) == 0 for g, b in rows.items()}
+            return {g: found[g] for g in asked}
+
+        solvers = {g: tm.newton(where=f"{where}: group {g}") for g in groups}
+        return tm.drive_many(solvers, evaluate=evaluate, separable=separable)
+
+    def _logit_query(self, where: str, by: str | None = None) -> Query:
+        if self.plan.kind != "logits":
+            raise InputError(
+                f"{where}: temperature scaling needs logits (or binary scores); "
+                f"{self.place} gives {self.plan.kind}. Pass the logit columns (logits= / "
+                "--logits)."
+            )
+        return self.query(by)
+
+
+def stats_from_rows(rows: list[tuple[Any, ...]], edges: np.ndarray, closed: str) -> BinStats:
+    """BinStats from rows (bin, count, sums...) of a GROUP BY (empty bins absent)."""
+    m = edges.size - 1
+    count = np.zeros(m, dtype=np.int64)
+    sums = np.zeros((len(_kernels.SUM_FIELDS), m))
+    for row in rows:
+        b = int(row[0])
+        count[b] = int(row[1])
+        sums[:, b] = [float(x) for x in row[2:]]
+    return BinStats(np.asarray(edges, dtype=np.float64), closed, count, *sums)
+
+
+def _ticker(steps: list[str], progress: Progress) -> Callable[[], None]:
+    state = {"done": 0}
+
+    def tick() -> None:
+        if progress is not None:
+            i = state["done"]
+            progress(steps[i] if i < len(steps) else "done", i, len(steps))
+        state["done"] += 1
+
+    return tick

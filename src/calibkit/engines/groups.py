@@ -1,0 +1,320 @@
+"""Per-group sums for the monitor: one set of edges for every group, each group's bin
+statistics and correct count, and each group's temperature (all groups fitted together)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from .._errors import InputError
+from ..measure.bins import (
+    BinStats,
+    Edges,
+    interpolate_order_statistics,
+    order_statistic_ranks,
+    quantile_edges,
+    resolve_edges,
+)
+from ..recalibrate import _temperature_math as tm
+from ._plan import Binning
+
+#: ``by`` values that truncate a time column instead of naming a column.
+PERIODS = ("day", "week", "month")
+#: Column names taken for the time when ``time=`` is not given.
+TIME_NAMES = ("time", "timestamp", "date", "datetime", "ts", "created_at", "event_time")
+
+
+@dataclass(frozen=True)
+class GroupSums:
+    """Groups in order, with their statistics over shared ``edges``, their correct counts and
+    their fitted temperatures (a float, or why the fit failed)."""
+
+    by: str
+    groups: list[Any]
+    stats: list[BinStats]
+    n_correct: list[int]
+    edges: Edges
+    temperatures: dict[Any, float | str]
+
+
+def group_sums(
+    data: Any,
+    labels: Any,
+    *,
+    by: Any,
+    engine: str,
+    columns: Mapping[str, Any] | None,
+    time: str | None,
+    from_logits: bool,
+    binning: Binning,
+    temperature: bool,
+    where: str,
+) -> GroupSums:
+    if engine in ("duckdb", "spark"):
+        return _sql_groups(data, by, engine, columns, time, binning, temperature, where)
+    return _memory_groups(data, labels, by, columns, time, from_logits, binning, temperature, where)
+
+
+# ----------------------------------------------------------------------------- SQL engines
+
+
+def _sql_groups(
+    data: Any,
+    by: Any,
+    engine_name: str,
+    columns: Mapping[str, Any] | None,
+    time: str | None,
+    binning: Binning,
+    temperature: bool,
+    where: str,
+) -> GroupSums:
+    from . import open_engine
+
+    engine = open_engine(data, engine=engine_name, columns=columns, where=where)
+    if not isinstance(by, str):
+        raise InputError(f"{where}: with engine={engine_name!r}, by= names a column or a period.")
+    names = list(engine.types)
+    q0 = engine.query()
+    if by in names:
+        expr, label = q0.dialect.quote(by), by
+    elif by in PERIODS:
+        column = _time_column(names, time, where)
+        # a DATE, not the TIMESTAMP date_trunc gives: Spark's TIMESTAMP is an instant, read
+        # back in the Python process's time zone (a Monday 00:00 in the session's zone can
+        # come back as Sunday 15:00), and written as a literal in the session's zone
+        expr = f"CAST(date_trunc('{by}', CAST({q0.dialect.quote(column)} AS TIMESTAMP)) AS DATE)"
+        label = f"{by} of {column}"
+    else:
+        raise InputError(
+            f"{where}: by={by!r} is neither a column ({', '.join(names[:20])}) nor a period "
+            f"({', '.join(PERIODS)})."
+        )
+    q = engine.query(by=expr)
+    n = engine.checked_rows(q, where)
+    made = _shared_edges(
+        binning,
+        where,
+        n=n,
+        fetch=lambda ranks: engine._order_statistics(engine.query(), n)({"c": ranks})["c"],
+    )
+    per_group: dict[Any, tuple[list[Any], int]] = {}
+    for row in engine.fetch(q.bins(made.values, binning.closed)):
+        per_group.setdefault(row[0], ([], 0))[0].append(row[1:])
+    correct = {row[0]: int(row[2]) for row in engine.fetch(q.totals())}
+    groups = sorted(correct, key=_order)
+    from ._sql_engine import stats_from_rows
+
+    stats = [
+        stats_from_rows(per_group.get(g, ([], 0))[0], made.values, binning.closed) for g in groups
+    ]
+    fits: dict[Any, float | str] = {}
+    if temperature and engine.plan.kind == "logits":
+        for g, result in engine.fit_temperatures(expr, groups, where=where).items():
+            fits[g] = _fitted(result)
+    return GroupSums(label, groups, stats, [correct[g] for g in groups], made, fits)
+
+
+def _time_column(names: list[str], time: str | None, where: str) -> str:
+    if time is not None:
+        if time not in names:
+            raise InputError(f"{where}: no time column {time!r}; columns: {', '.join(names[:20])}.")
+        return time
+    hits = [n for n in names if n.lower() in TIME_NAMES]
+    if len(hits) != 1:
+        raise InputError(
+            f"{where}: by a period needs the time column: pass time= (--time); "
+            + (
+                f"{', '.join(hits)} all could be."
+                if hits
+                else f"none is named {', '.join(TIME_NAMES)}."
+            )
+        )
+    return hits[0]
+
+
+def _order(value: Any) -> Any:
+    return (value is None, value)
+
+
+def _fitted(result: tm.Solution | InputError) -> float | str:
+    if isinstance(result, InputError):
+        return str(result).split(": ", 2)[-1]
+    return 1.0 / result.beta
+
+
+def _shared_edges(binning: Binning, where: str, *, n: int, fetch: Any) -> Edges:
+    """One set of edges for every group: uniform or explicit as given, or the quantiles of
+    all the groups' confidences together."""
+    if binning.edges is not None:
+        return Edges(binning.edges, "explicit", binning.edges.size - 1)
+    if binning.strategy == "uniform":
+        return resolve_edges(
+            None, n_bins=binning.n_bins, strategy="uniform", edges=None, where=where
+        )
+    lo, hi, gamma = order_statistic_ranks(n, binning.n_bins)
+    ranks = np.union1d(lo, hi)
+    values = dict(zip(ranks.tolist(), np.asarray(fetch(ranks), dtype=np.float64), strict=True))
+    inner = interpolate_order_statistics(
+        np.array([values[r] for r in lo.tolist()]),
+        np.array([values[r] for r in hi.tolist()]),
+        gamma,
+    )
+    return quantile_edges(inner, n_bins=binning.n_bins, closed=binning.closed, where=where)
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def _memory_groups(
+    data: Any,
+    labels: Any,
+    by: Any,
+    columns: Mapping[str, Any] | None,
+    time: str | None,
+    from_logits: bool,
+    binning: Binning,
+    temperature: bool,
+    where: str,
+) -> GroupSums:
+    from ..audit import prepare
+
+    label = "group"
+    if isinstance(data, (str, os.PathLike)):
+        data, labels, from_logits, by, label = _read_file(Path(data), by, columns, time, where)
+    elif columns is not None:
+        raise InputError(f"{where}: columns= names the columns of a file; pass arrays or a path.")
+    if labels is None:
+        raise InputError(f"{where}: pass the labels with the predictions.")
+    f = prepare(data, labels, from_logits=from_logits, where=where)
+    keys = _group_keys(by, f.conf.size, where)
+    made = _shared_edges(
+        binning, where, n=f.conf.size, fetch=lambda ranks: np.partition(f.conf, ranks)[ranks]
+    )
+    groups, inverse = np.unique(keys, return_inverse=True)
+    stats, correct, fits = [], [], {}
+    for i, g in enumerate(groups.tolist()):
+        rows = inverse == i
+        stats.append(
+            BinStats.from_forecasts(
+                f.conf[rows], f.outcome[rows], edges=made.values, closed=binning.closed
+            )
+        )
+        correct.append(int(np.count_nonzero(f.correct[rows])))
+        if temperature and f.from_logits:
+            z = v.scores(f.scores, where=where)[rows]
+            try:
+                fits[g] = _fitted(tm.solve(z, f.y[rows], where=f"{where}: group {g}"))
+            except InputError as exc:
+                fits[g] = _fitted(exc)
+    return GroupSums(label, groups.tolist(), stats, correct, made, fits)
+
+
+def _group_keys(by: Any, n: int, where: str) -> np.ndarray:
+    """The group of every prediction: numbers, text, dates or times (a group value may be any
+    of these, unlike the numbers of ``_validate.to_numpy``); missing groups are refused."""
+    if by is None or isinstance(by, (str, bytes)):
+        raise InputError(
+            f"{where}: by= must hold one group per prediction (an array), or name a column or "
+            f"a period of a file; got {by!r}."
+        )
+    if hasattr(by, "to_numpy") and not isinstance(by, np.ndarray):  # pandas, polars, arrow
+        keys = v._column_to_numpy(by, name="by", where=where)
+    else:
+        keys = np.asarray(by)
+    if keys.ndim != 1 or keys.shape[0] != n:
+        raise InputError(
+            f"{where}: by= must hold one group per prediction ({n}); got shape {keys.shape}."
+        )
+    if keys.dtype.kind in "fc":
+        missing = np.isnan(keys)
+    elif keys.dtype.kind in "mM":
+        missing = np.isnat(keys)
+    elif keys.dtype == object:
+        missing = np.array([k is None or (isinstance(k, float) and k != k) for k in keys.tolist()])
+    else:
+        missing = np.zeros(n, dtype=bool)
+    if missing.any():
+        raise InputError(
+            f"{where}: by= has {int(missing.sum())} missing groups (None/NaN/NaT), first at "
+            f"index {int(np.argmax(missing))}; calibkit does not drop rows silently: remove or "
+            "fill them first."
+        )
+    if keys.dtype == object:
+        try:
+            np.unique(keys)
+        except TypeError:
+            raise InputError(
+                f"{where}: by= mixes group values that cannot be ordered (e.g. numbers and "
+                "text); give every group the same type."
+            ) from None
+    return keys
+
+
+def _read_file(
+    path: Path, by: Any, columns: Mapping[str, Any] | None, time: str | None, where: str
+) -> tuple[Any, Any, bool, Any, str]:
+    from ..io import read_predictions
+    from ..io._sources import open_source, resolve_format
+
+    options = dict(columns or {})
+    preds = read_predictions(path, **options)
+    fmt = resolve_format(path, options.get("format"))
+    with open_source(path, fmt) as src:
+        if isinstance(by, str) and by in src.names:
+            keys, label = _group_column(src, by), by
+        elif by in PERIODS:
+            column = _time_column(src.names, time, where)
+            keys = truncate(_group_column(src, column), by, column, where)
+            label = f"{by} of {column}"
+        else:
+            raise InputError(
+                f"{where}: by={by!r} is neither a column of '{path}' nor a period "
+                f"({', '.join(PERIODS)})."
+            )
+    return preds.scores, preds.labels, preds.kind == "logits", keys, label
+
+
+def _group_column(src: Any, name: str) -> np.ndarray:
+    """A column of group values: text and numbers as the source reads them, and dates or times
+    (Parquet timestamps, dates that pyarrow recognised in a CSV or JSON file) as numpy
+    datetimes, which the source's numeric reader refuses."""
+    column = getattr(src, "_column", None)
+    if column is not None:
+        import pyarrow as pa
+
+        col = column(name)
+        if pa.types.is_temporal(col.type):
+            if col.null_count:
+                raise InputError(
+                    f"{src.fmt}: column {name!r} has {col.null_count} missing times; calibkit "
+                    "does not drop rows silently: remove or fill them first."
+                )
+            return np.asarray(col.to_numpy(zero_copy_only=False))
+    return src.get(name, "any")
+
+
+def truncate(values: np.ndarray, period: str, column: str, where: str) -> np.ndarray:
+    """Times truncated to the start of their day, week (Monday) or month, as numpy dates
+    (``datetime64[D]``: the dates the SQL engines give, ``CAST(date_trunc(...) AS DATE)``)."""
+    try:
+        t = np.asarray(values).astype("datetime64[s]")
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{where}: column {column!r} must hold dates or times (e.g. 2025-01-31 or "
+            "2025-01-31T08:00:00) to group by a period."
+        ) from None
+    if np.isnat(t).any():
+        raise InputError(f"{where}: column {column!r} has {int(np.isnat(t).sum())} missing times.")
+    days = t.astype("datetime64[D]")
+    if period == "day":
+        return days
+    if period == "week":
+        weekday = (days.astype(np.int64) + 3) % 7  # 1970-01-01 was a Thursday; Monday is 0
+        return days - weekday.astype("timedelta64[D]")
+    return t.astype("datetime64[M]").astype("datetime64[D]")

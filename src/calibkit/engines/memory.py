@@ -1,0 +1,87 @@
+"""The in-memory engine: a :class:`~calibkit.measure.summary.Summary` of arrays held in memory.
+
+It is the reference the other engines are tested against, and the piece the streaming engine
+applies to each chunk (:func:`chunk_summary`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..audit import Prepared
+from ..measure.bins import BinStats, Edges
+from ..measure.ranking import auc as auc_score
+from ..measure.scores import brier, nll
+from ..measure.summary import RankGrid, Summary
+from ._plan import Binning, classwise_names, needs, plan_edges
+
+
+def columns_of(f: Prepared) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The (values, outcome) pairs a plan's columns name: "c" and, top-label, "p0", "p1", ..."""
+    out = {"c": (f.conf, f.outcome)}
+    if f.kind == "top-label":
+        for k in range(f.n_classes):
+            out[f"p{k}"] = (f.p[:, k], f.y == k)
+    return out
+
+
+def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary:
+    """The summary of prepared arrays, with exact quantile edges and the exact AUC.
+
+    Examples
+    --------
+    >>> import numpy as np, calibkit as ck
+    >>> from calibkit.audit import prepare
+    >>> from calibkit.engines.memory import summarize, Binning
+    >>> f = prepare(np.array([0.2, 0.7, 0.9]), np.array([0, 1, 1]), from_logits=False, where="x")
+    >>> s = summarize(f, Binning(n_bins=2))
+    >>> s.n, s.stats.count.tolist(), s.auc
+    (3, [1, 2], 1.0)
+    """
+    cols = columns_of(f)
+
+    def order_statistics(request: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {c: np.partition(cols[c][0], ranks)[ranks] for c, ranks in request.items()}
+
+    wanted = needs(binning, kind=f.kind, n_classes=f.n_classes, where=where)
+    edges = plan_edges(wanted, n=f.conf.size, order_statistics=order_statistics, where=where)
+    auc = None if f.outcome.all() or not f.outcome.any() else auc_score(f.conf, f.outcome)
+    return replace(
+        chunk_summary(f, edges, closed={k: w.closed for k, w in wanted.items()}), auc=auc
+    )
+
+
+def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str]) -> Summary:
+    """The summary of one batch over given edges, without the AUC (every other field adds)."""
+    cols = columns_of(f)
+
+    def stats(name: str, column: str) -> BinStats:
+        values, outcome = cols[column]
+        return BinStats.from_forecasts(
+            values, outcome, edges=edges[name].values, closed=closed[name]
+        )
+
+    classwise = (
+        tuple(stats(name, f"p{k}") for k, name in enumerate(classwise_names(f.n_classes)))
+        if f.kind == "top-label"
+        else ()
+    )
+    n = f.conf.size
+    return Summary(
+        kind=f.kind,
+        n_classes=f.n_classes,
+        binning=edges["table"],
+        stats=stats("table", "c"),
+        deciles=stats("deciles", "c"),
+        classwise=classwise,
+        n_correct=int(np.count_nonzero(f.correct)),
+        brier_sum=brier(f.p, f.y) * n,
+        nll_sum=nll(f.scores if f.from_logits else f.p, f.y, from_logits=f.from_logits) * n,
+        auc=None,
+    )
+
+
+def rank_grid(f: Prepared) -> RankGrid:
+    return RankGrid.of(f.conf, f.outcome)

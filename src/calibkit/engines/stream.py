@@ -1,0 +1,358 @@
+"""The streaming engine: an audit over chunks, holding one chunk at a time.
+
+Input: an iterator of ``(probs, labels)`` chunks (read once), a callable that returns a fresh
+such iterator (read twice), or a file read in batches through pyarrow (read twice).
+
+One pass accumulates the :class:`~calibkit.measure.summary.Summary` of every chunk over the
+fixed edges, fine bin statistics on a logit grid for the quantile edges (the Hosmer-Lemeshow
+deciles always need them), and the :class:`~calibkit.measure.summary.RankGrid` for the AUC.
+
+Quantile edges are then exact when the input can be read again: the fine counts locate the
+cell of each order statistic, a second pass collects the forecasts in those few cells, and the
+exact order statistics (hence ``np.quantile``'s edges) come from them; the bin statistics follow
+from the fine bins, with only the collected cells split by the exact edges. A stream read once
+gets its quantile edges at fine-bin boundaries instead (statistics exact for those edges), and
+the summary's ``notes`` say so. The AUC comes from the grid, within the error bound it states.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import _kernels
+from .._errors import InputError
+from ..audit import Prepared, prepare
+from ..measure.bins import (
+    BinStats,
+    Edges,
+    interpolate_order_statistics,
+    order_statistic_ranks,
+    quantile_edges,
+)
+from ..measure.summary import RankGrid, Summary, coarsen, fine_edges
+from ._plan import Binning, Need, needs
+from .memory import chunk_summary, columns_of
+
+Progress = Callable[[str, int, int], None] | None
+
+#: Note of a summary whose quantile edges come from the fine grid.
+APPROXIMATE_EDGES = (
+    "quantile edges at boundaries of a fine logit grid (the stream could be read only once); "
+    "the bin statistics are exact for the edges shown"
+)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """How to read the input: ``read()`` yields prepared chunks; ``again`` says whether it can
+    be called a second time; ``rows`` is the total when known (for progress)."""
+
+    read: Callable[[], Iterator[Prepared]]
+    again: bool
+    rows: int | None
+
+
+def summarize_stream(
+    data: Any,
+    labels: Any = None,
+    *,
+    columns: Mapping[str, Any] | None = None,
+    from_logits: bool = False,
+    binning: Binning,
+    where: str = "audit",
+    progress: Progress = None,
+) -> Summary:
+    """The :class:`Summary` of a stream (see the module docstring)."""
+    if labels is not None:
+        raise InputError(
+            f"{where}: a stream carries its labels: each chunk is a (probs, labels) pair; "
+            "leave labels= unset."
+        )
+    reader = _reader(data, columns=columns, from_logits=from_logits, where=where)
+    total, fine, grid, wanted = _first_pass(reader, binning, where, progress)
+    quantile = {name: need for name, need in wanted.items() if need.fixed is None}
+    notes: tuple[str, ...] = ()
+    if reader.again:
+        exact = _exact(reader, quantile, fine, where, progress)
+    else:
+        exact = {
+            name: coarsen(fine[name], n_bins=need.n_bins, where=where, stacklevel=5)
+            for name, need in quantile.items()
+        }
+        notes = (APPROXIMATE_EDGES,) if "table" in quantile else ()
+    stats = {name: s for name, (s, _) in exact.items()}
+    auc, error = grid.auc()
+    if error:
+        notes += (f"AUC from a logit grid of {grid.positives.size} cells: within +-{error:.1e}",)
+    summary = replace(
+        total,
+        stats=stats.get("table", total.stats),
+        deciles=stats["deciles"],
+        classwise=tuple(stats.get(f"class{k}", s) for k, s in enumerate(total.classwise)),
+        binning=exact["table"][1] if "table" in exact else total.binning,
+        auc=auc,
+        auc_error=error,
+    )
+    return summary.with_engine("stream", *notes)
+
+
+# ----------------------------------------------------------------------------- readers
+
+
+def _reader(
+    data: Any, *, columns: Mapping[str, Any] | None, from_logits: bool, where: str
+) -> Reader:
+    if isinstance(data, (str, os.PathLike)):
+        return _file_reader(Path(data), columns or {}, where)
+    if columns:
+        raise InputError(
+            f"{where}: columns= names the columns of a file; chunks of arrays are (probs, "
+            "labels) pairs already."
+        )
+    if callable(data):
+        return Reader(lambda: _chunks(data(), from_logits, where), True, None)
+    if isinstance(data, Iterable):
+        return Reader(_once(lambda: _chunks(data, from_logits, where), where), False, None)
+    raise InputError(f"{where}: a stream is an iterable of (probs, labels) chunks.")
+
+
+def _once(read: Callable[[], Iterator[Prepared]], where: str) -> Callable[[], Iterator[Prepared]]:
+    used: list[bool] = []
+
+    def first() -> Iterator[Prepared]:
+        if used:
+            raise InputError(f"{where}: this stream can be read only once.")
+        used.append(True)
+        return read()
+
+    return first
+
+
+def _chunks(chunks: Iterable[Any], from_logits: bool, where: str) -> Iterator[Prepared]:
+    start = 0
+    for chunk in chunks:
+        try:
+            probs, labels = chunk
+        except (TypeError, ValueError):
+            raise InputError(
+                f"{where}: each chunk of a stream must be a (probs, labels) pair; got "
+                f"{type(chunk).__name__}."
+            ) from None
+        if np.size(probs) == 0 and np.size(labels) == 0:
+            continue  # an empty batch adds nothing
+        try:
+            f = prepare(probs, labels, from_logits=from_logits, where=where)
+        except InputError as exc:
+            raise InputError(f"{exc} (in the chunk starting at row {start})") from None
+        start += f.conf.size
+        yield f
+
+
+def _file_reader(path: Path, columns: Mapping[str, Any], where: str) -> Reader:
+    from ..io import Schema, plan_columns
+    from ..io._read import file_schema, read_batches
+    from ..io._sources import check_path, resolve_format
+
+    check_path(path)
+    fmt = resolve_format(path, columns.get("format"))
+    names, lists = file_schema(path, fmt)
+    options = {k: v for k, v in columns.items() if k != "format"}
+    plan = plan_columns(Schema(path, fmt, names, lists), **options)
+    rows = None
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        rows = pq.ParquetFile(path).metadata.num_rows
+
+    def read() -> Iterator[Prepared]:
+        for scores, labels, start in read_batches(path, fmt, plan):
+            try:
+                yield prepare(scores, labels, from_logits=plan.kind == "logits", where=where)
+            except InputError as exc:
+                raise InputError(f"{exc} (in the batch starting at row {start})") from None
+
+    return Reader(read, True, rows)
+
+
+# ----------------------------------------------------------------------------- passes
+
+
+def _first_pass(
+    reader: Reader, binning: Binning, where: str, progress: Progress
+) -> tuple[Summary, dict[str, BinStats], RankGrid, dict[str, Need]]:
+    """Accumulate everything over fixed edges, the fine grid for quantile edges, the AUC grid."""
+    total: Summary | None = None
+    grid: RankGrid | None = None
+    wanted: dict[str, Need] = {}
+    grid_edges = Edges(fine_edges(), "explicit", 0)
+    passes = 2 if reader.again else 1
+    rows = 0
+    for f in reader.read():
+        if total is None:
+            wanted = needs(binning, kind=f.kind, n_classes=f.n_classes, where=where)
+        edges = {k: need.fixed or grid_edges for k, need in wanted.items()}
+        closed = {k: need.closed for k, need in wanted.items()}
+        part = chunk_summary(f, edges, closed=closed)
+        if total is not None and (part.kind, part.n_classes) != (total.kind, total.n_classes):
+            raise InputError(
+                f"{where}: the chunk starting at row {rows} holds {part.kind} forecasts of "
+                f"{part.n_classes} classes, the chunks before it {total.kind} forecasts of "
+                f"{total.n_classes}; every chunk needs the same columns."
+            )
+        total = part if total is None else total + part
+        chunk_grid = RankGrid.of(f.conf, f.outcome)
+        grid = chunk_grid if grid is None else grid + chunk_grid
+        rows += f.conf.size
+        if progress is not None:
+            progress(f"pass 1 of {passes}", rows, reader.rows or 0)
+    if total is None or grid is None:
+        raise InputError(f"{where}: the stream held no forecasts (every chunk was empty).")
+    fine = {name: _field(total, name) for name, need in wanted.items() if need.fixed is None}
+    return total, fine, grid, wanted
+
+
+def _field(summary: Summary, name: str) -> BinStats:
+    if name == "table":
+        return summary.stats
+    if name == "deciles":
+        return summary.deciles
+    return summary.classwise[int(name[5:])]
+
+
+def _exact(
+    reader: Reader,
+    quantile: dict[str, Need],
+    fine: dict[str, BinStats],
+    where: str,
+    progress: Progress,
+) -> dict[str, tuple[BinStats, Edges]]:
+    """Exact quantile edges and their statistics from a second pass over the cells that hold
+    the order statistics."""
+    targets: dict[str, np.ndarray] = {}
+    for name, need in quantile.items():
+        stats = fine[name]
+        lo, hi, _ = order_statistic_ranks(stats.n, need.n_bins)
+        cumulative = np.cumsum(stats.count)
+        ranks = np.union1d(lo, hi)
+        targets[name] = np.unique(np.searchsorted(cumulative, ranks, side="right"))
+    kept: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in quantile}
+    rows = 0
+    for f in reader.read():
+        cols = columns_of(f)
+        for name, need in quantile.items():
+            values, outcome = cols[need.column]
+            cells = _kernels.bin_index(
+                np.asarray(values, dtype=np.float64), fine[name].edges, need.closed
+            )
+            mask = np.isin(cells, targets[name])
+            kept[name].append(_compress(values[mask], outcome[mask]))
+        rows += f.conf.size
+        if progress is not None:
+            progress("pass 2 of 2", rows, reader.rows or 0)
+    out = {}
+    for name, need in quantile.items():
+        values, outcome, counts = _merge(kept[name])
+        out[name] = _split(fine[name], targets[name], values, outcome, counts, need, where)
+    return out
+
+
+def _compress(values: np.ndarray, outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct (value, outcome) pairs of a chunk's kept forecasts, with their counts."""
+    key = np.stack([np.asarray(values, dtype=np.float64), np.asarray(outcome, dtype=np.float64)])
+    pairs, counts = np.unique(key, axis=1, return_counts=True)
+    return pairs, counts
+
+
+def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]:
+    pairs = np.concatenate([p for p, _ in parts], axis=1)
+    counts = np.concatenate([c for _, c in parts])
+    merged, inverse = np.unique(pairs, axis=1, return_inverse=True)
+    total = np.bincount(inverse.ravel(), weights=counts, minlength=merged.shape[1])
+    return merged[0], merged[1], total.astype(np.int64)
+
+
+def _split(
+    fine: BinStats,
+    targets: np.ndarray,
+    values: np.ndarray,
+    outcome: np.ndarray,
+    counts: np.ndarray,
+    need: Need,
+    where: str,
+) -> tuple[BinStats, Edges]:
+    """Exact edges from the order statistics in the target cells, and the statistics over
+    them: whole fine cells where no edge falls, the target cells' forecasts split exactly."""
+    n = fine.n
+    lo, hi, gamma = order_statistic_ranks(n, need.n_bins)
+    cells = _kernels.bin_index(values, fine.edges, need.closed)
+    order = np.lexsort((values, cells))
+    values, outcome, counts, cells = values[order], outcome[order], counts[order], cells[order]
+    before = np.concatenate(([0], np.cumsum(fine.count)))  # forecasts below each cell
+    preceding = np.cumsum(counts) - counts  # kept forecasts before each value, all cells
+    first = np.searchsorted(cells, cells, side="left")  # where each value's cell starts
+    position = before[cells] + preceding - preceding[first]  # rank of each value's first copy
+    # the value at rank r is the last kept value whose first rank is <= r
+    lower = values[np.searchsorted(position, lo, side="right") - 1]
+    upper = values[np.searchsorted(position, hi, side="right") - 1]
+    inner = interpolate_order_statistics(lower, upper, gamma)
+    made = quantile_edges(inner, n_bins=need.n_bins, closed=need.closed, where=where, stacklevel=6)
+    m = made.values.size - 1
+    # whole cells: each goes to the bin of a point inside it (its closed end)
+    closed_end = fine.edges[1:] if need.closed == "right" else fine.edges[:-1]
+    whole = np.setdiff1d(np.flatnonzero(fine.count), targets)
+    bins = _kernels.bin_index(closed_end[whole], made.values, need.closed)
+    count = np.bincount(bins, weights=fine.count[whole], minlength=m).astype(np.int64)
+    # float64 even when no whole cell is left (bincount of nothing gives integer zeros)
+    sums = [
+        np.bincount(bins, weights=getattr(fine, f)[whole], minlength=m).astype(np.float64)
+        for f in _kernels.SUM_FIELDS
+    ]
+    # the collected cells, forecast by forecast (each distinct value weighted by its count)
+    idx = _kernels.bin_index(values, made.values, need.closed)
+    count += np.bincount(idx, weights=counts, minlength=m).astype(np.int64)
+    terms = (
+        values,
+        outcome,
+        values * values,
+        values * outcome,
+        values * (1.0 - values) * (1.0 - 2.0 * values) ** 2,
+    )
+    for total, term in zip(sums, terms, strict=True):
+        total += np.bincount(idx, weights=term * counts, minlength=m)
+    return BinStats(made.values, need.closed, count, *sums), made
+
+
+# ----------------------------------------------------------------------------- temperature
+
+
+def logit_chunks(
+    data: Any, labels: Any = None, *, columns: Mapping[str, Any] | None, where: str
+) -> Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]:
+    """A re-readable source of validated ``(logits, labels)`` chunks, for the Newton steps of a
+    temperature fit (one pass each)."""
+    if labels is not None:
+        raise InputError(f"{where}: a stream carries its labels; leave labels= unset.")
+    reader = _reader(data, columns=columns, from_logits=True, where=where)
+    if not reader.again:
+        raise InputError(
+            f"{where}: a temperature fit reads the data once per Newton step (a handful of "
+            "times); pass a callable that returns a fresh iterator of chunks, or a file path, "
+            "instead of an iterator that can be read only once."
+        )
+
+    def read() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for f in reader.read():
+            if not f.from_logits:
+                raise InputError(
+                    f"{where}: temperature scaling needs logits; the file gives probabilities "
+                    "or a confidence (pass logits= / --logits)."
+                )
+            yield np.asarray(f.scores), f.y
+
+    return read

@@ -1,0 +1,224 @@
+"""What an audit needs from a set of forecasts, as sums: the :class:`Summary` every engine makes.
+
+The in-memory engine (:func:`summarize`), the streaming engine, DuckDB and Spark all produce a
+:class:`Summary`; the audit is then computed from it by one function
+(:func:`calibkit.audit.audit_from_summary`), so the engines cannot disagree on anything but the
+sums themselves. Every part adds: the summary of two chunks is the sum of their summaries.
+
+For a one-pass stream, the ranking (AUC) and any quantile edges come from a fine grid on the
+logit scale (:class:`RankGrid`, :func:`fine_edges`), and the summary says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from .. import _kernels
+from .._errors import CalibkitWarning, InputError
+from .bins import BinStats, Edges, quantile_levels
+
+__all__ = ["RankGrid", "Summary", "coarsen", "fine_edges", "grid_index"]
+
+#: Kinds of forecast a summary describes (as :class:`calibkit.audit.Audit`).
+KINDS = ("binary", "top-label")
+#: Equal-mass groups of the Hosmer-Lemeshow test.
+HL_GROUPS = 10
+#: Logit grids of streams: |logit| clipped at LOGIT_SPAN, so many cells per unit of logit, for
+#: the AUC (RankGrid) and for the fine bins that locate quantile edges.
+LOGIT_SPAN = 37.0
+AUC_STEPS = 1 << 13
+FINE_STEPS = 1 << 10
+
+
+def grid_index(confidence: np.ndarray, steps: int = AUC_STEPS) -> np.ndarray:
+    """Cell of each confidence on a logit grid (monotone: a larger confidence never gets a
+    smaller cell). Exact 0 and 1 fall in the first and last cells."""
+    c = np.asarray(confidence, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        t = np.log(c) - np.log1p(-c)
+    t = np.clip(t, -LOGIT_SPAN, LOGIT_SPAN)
+    return np.rint((t + LOGIT_SPAN) * steps).astype(np.int64)
+
+
+def grid_cells(steps: int) -> int:
+    return int(2 * LOGIT_SPAN * steps) + 1
+
+
+def fine_edges() -> np.ndarray:
+    """Bin edges on [0, 1] at the midpoints of a logit grid (to locate quantile edges)."""
+    t = (np.arange(grid_cells(FINE_STEPS) - 1) + 0.5) / FINE_STEPS - LOGIT_SPAN
+    inner = 1.0 / (1.0 + np.exp(-t))
+    values = np.unique(np.concatenate(([0.0], inner, [1.0])))
+    return values
+
+
+@dataclass(frozen=True, eq=False)
+class RankGrid:
+    """Counts of positive and negative outcomes per cell of the logit grid (mergeable).
+
+    The AUC from it counts a pair in one cell as a tie (one half); the exact AUC lies within
+    ``error`` of it (half the share of positive-negative pairs that share a cell).
+    """
+
+    positives: np.ndarray
+    negatives: np.ndarray
+
+    @classmethod
+    def of(cls, confidence: np.ndarray, outcome: np.ndarray) -> RankGrid:
+        cells = grid_index(confidence)
+        hit = np.asarray(outcome, dtype=bool)
+        size = grid_cells(AUC_STEPS)
+        return cls(
+            np.bincount(cells[hit], minlength=size), np.bincount(cells[~hit], minlength=size)
+        )
+
+    def __add__(self, other: RankGrid) -> RankGrid:
+        return RankGrid(self.positives + other.positives, self.negatives + other.negatives)
+
+    def auc(self) -> tuple[float | None, float]:
+        """(AUC, error bound); (None, 0) when one outcome never occurs."""
+        pos = self.positives.astype(np.float64)
+        neg = self.negatives.astype(np.float64)
+        n_pos, n_neg = pos.sum(), neg.sum()
+        if n_pos == 0 or n_neg == 0:
+            return None, 0.0
+        below = np.cumsum(neg) - neg
+        pairs = n_pos * n_neg
+        return float(np.sum(pos * (below + neg / 2.0)) / pairs), float(
+            np.sum(pos * neg) / (2.0 * pairs)
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Summary:
+    """Everything an audit uses, as sums over the forecasts.
+
+    ``stats`` are the table's bins (``binning`` says how they were made), ``deciles`` the
+    Hosmer-Lemeshow groups, ``classwise`` one :class:`BinStats` per class (top-label input only);
+    ``n_correct`` counts correct predictions (argmax for top-label, p >= 0.5 for binary),
+    ``brier_sum`` and ``nll_sum`` add the full forecast's scores (``nll_sum`` is inf when a true
+    class had probability 0). ``auc`` is exact when ``auc_error`` is 0, else within it.
+    ``notes`` say where an approximation was used.
+    """
+
+    kind: str
+    n_classes: int
+    binning: Edges
+    stats: BinStats
+    deciles: BinStats
+    classwise: tuple[BinStats, ...]
+    n_correct: int
+    brier_sum: float
+    nll_sum: float
+    auc: float | None
+    auc_error: float = 0.0
+    engine: str = "memory"
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def n(self) -> int:
+        return self.stats.n
+
+    def allclose(self, other: Summary, *, rtol: float = 1e-12) -> bool:
+        """Same counts and kinds, sums equal to ``rtol`` (summation order differs by engine)."""
+
+        def close(a: float | None, b: float | None, bound: float = 0.0) -> bool:
+            if a is None or b is None:
+                return a is b
+            return a == b or math.isclose(a, b, rel_tol=rtol, abs_tol=rtol + bound)
+
+        return (
+            self.kind == other.kind
+            and self.n_classes == other.n_classes
+            and self.n_correct == other.n_correct
+            and self.stats.allclose(other.stats, rtol=rtol, atol=rtol)
+            and self.deciles.allclose(other.deciles, rtol=rtol, atol=rtol)
+            and len(self.classwise) == len(other.classwise)
+            and all(
+                a.allclose(b, rtol=rtol, atol=rtol)
+                for a, b in zip(self.classwise, other.classwise, strict=True)
+            )
+            and close(self.brier_sum / self.n, other.brier_sum / other.n)
+            and close(self.nll_sum / self.n, other.nll_sum / other.n)
+            and close(self.auc, other.auc, self.auc_error + other.auc_error)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "n_classes": self.n_classes,
+            "n": self.n,
+            "binning": {
+                "strategy": self.binning.strategy,
+                "requested_bins": self.binning.requested,
+            },
+            "stats": self.stats.to_dict(),
+            "deciles": self.deciles.to_dict(),
+            "classwise": [s.to_dict() for s in self.classwise],
+            "n_correct": self.n_correct,
+            "brier_sum": self.brier_sum,
+            "nll_sum": self.nll_sum if math.isfinite(self.nll_sum) else None,
+            "auc": self.auc,
+            "auc_error": self.auc_error,
+            "engine": self.engine,
+            "notes": list(self.notes),
+        }
+
+    def __add__(self, other: Summary) -> Summary:
+        """The summary of two batches over the same edges (the AUC must come from a grid)."""
+        if not isinstance(other, Summary):
+            return NotImplemented
+        if (self.kind, self.n_classes) != (other.kind, other.n_classes):
+            raise InputError(
+                f"summaries of {self.kind} forecasts ({self.n_classes} classes) and of "
+                f"{other.kind} forecasts ({other.n_classes} classes) cannot be added: every "
+                "chunk must have the same columns."
+            )
+        return replace(
+            self,
+            stats=self.stats + other.stats,
+            deciles=self.deciles + other.deciles,
+            classwise=tuple(a + b for a, b in zip(self.classwise, other.classwise, strict=True)),
+            n_correct=self.n_correct + other.n_correct,
+            brier_sum=self.brier_sum + other.brier_sum,
+            nll_sum=self.nll_sum + other.nll_sum,
+            auc=None,
+            auc_error=0.0,
+        )
+
+    def with_engine(self, engine: str, *notes: str) -> Summary:
+        return replace(self, engine=engine, notes=self.notes + tuple(notes))
+
+
+def coarsen(
+    fine: BinStats, *, n_bins: int, where: str, stacklevel: int = 2
+) -> tuple[BinStats, Edges]:
+    """Merge fine bins into ``n_bins`` groups of about equal mass: the statistics are exact for
+    the edges returned, which approximate the quantile edges to within one fine bin."""
+    total = fine.n
+    if total == 0:
+        raise InputError(f"{where}: no forecasts to bin.")
+    cumulative = np.cumsum(fine.count)
+    targets = quantile_levels(n_bins) * total
+    # the first fine bin whose cumulative count reaches each target closes a group
+    closers = np.unique(np.searchsorted(cumulative, targets, side="left"))
+    closers = closers[closers < fine.n_bins - 1]
+    starts = np.concatenate(([0], closers + 1))
+    edges = np.concatenate(([0.0], fine.edges[closers + 1], [1.0]))
+    made = Edges(edges, "quantile", n_bins)
+    count = np.add.reduceat(fine.count, starts)
+    sums = [np.add.reduceat(getattr(fine, f), starts) for f in _kernels.SUM_FIELDS]
+    if made.collapsed:
+        import warnings
+
+        warnings.warn(
+            f"{where}: {made.collapsed} of {n_bins} quantile bins collapsed because tied "
+            f"confidences made their edges coincide; using {edges.size - 1} bins.",
+            CalibkitWarning,
+            stacklevel=stacklevel,
+        )
+    return BinStats(edges, fine.closed, count, *sums), made

@@ -1,0 +1,340 @@
+"""Calibration over time and cohorts: every group audited with the same bins, each group's ECE
+beside its interval, its noise floor and its temperature, and the groups whose calibration moved
+beyond noise from a reference flagged.
+
+The per-group sums come from any engine (arrays in memory, a stream of chunks, DuckDB or Spark:
+one GROUP BY on the group and the bin), and the temperatures of all groups are fitted together,
+one aggregation per Newton step. A group is flagged when its ECE change from the reference lies
+outside the band of changes of two cohorts of the same sizes and confidences whose calibration
+did not move (:func:`calibkit.report.compare.ece_change_band`); the band's level is corrected
+for the number of groups compared (Bonferroni), so a run of stable weeks raises a false alarm
+with probability at most ``1 - level`` in all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _validate as v
+from ._errors import InputError
+from .engines._plan import Binning
+from .measure.bins import BinStats, Edges
+from .measure.errors import ece_from_stats
+from .measure.uncertainty import (
+    BOOTSTRAP_FROM_STATS,
+    BootstrapInterval,
+    NoiseFloor,
+    bootstrap_from_stats,
+    noise_floor_from_stats,
+)
+from .report.compare import ChangeBand, ece_change_band
+
+__all__ = ["GroupCalibration", "Monitor", "monitor"]
+
+
+@dataclass(frozen=True, eq=False)
+class GroupCalibration:
+    """One group's calibration, and how it compares with the reference."""
+
+    group: Any
+    stats: BinStats
+    n_correct: int
+    ece: float
+    interval: BootstrapInterval
+    noise_floor: NoiseFloor
+    temperature: float | None
+    temperature_note: str | None
+    band: ChangeBand | None
+
+    @property
+    def n(self) -> int:
+        return self.stats.n
+
+    @property
+    def moved(self) -> bool:
+        return bool(self.band is not None and self.band.moved)
+
+    @property
+    def accuracy(self) -> float:
+        return self.n_correct / self.n
+
+    @property
+    def mean_confidence(self) -> float:
+        return float(self.stats.sum_conf.sum() / self.n)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": _plain(self.group),
+            "n": self.n,
+            "ece": self.ece,
+            "ece_interval": self.interval.to_dict(),
+            "noise_floor": self.noise_floor.to_dict(),
+            "accuracy": self.accuracy,
+            "mean_confidence": self.mean_confidence,
+            "temperature": self.temperature,
+            "temperature_note": self.temperature_note,
+            "change": None if self.band is None else self.band.__dict__,
+            "moved": self.moved,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Monitor:
+    """The groups in order, the reference they are compared with, and the settings."""
+
+    by: str
+    reference: str
+    reference_stats: BinStats
+    groups: tuple[GroupCalibration, ...]
+    binning: Edges
+    level: float
+    family_level: float
+    engine: str
+
+    @property
+    def flagged(self) -> tuple[GroupCalibration, ...]:
+        return tuple(g for g in self.groups if g.moved)
+
+    def verdict(self) -> str:
+        flagged = self.flagged
+        compared = sum(g.band is not None for g in self.groups)
+        if not flagged:
+            return (
+                f"no group moved beyond noise from {self.reference} ({compared} compared; "
+                f"family-wise level {self.family_level:.0%})."
+            )
+        names = ", ".join(str(_plain(g.group)) for g in flagged[:8])
+        more = f" and {len(flagged) - 8} more" if len(flagged) > 8 else ""
+        return (
+            f"{len(flagged)} of {compared} groups moved beyond noise from {self.reference}: "
+            f"{names}{more}; first at {_plain(flagged[0].group)}."
+        )
+
+    def rows(self) -> list[tuple[str, ...]]:
+        """Rows of the table: group, N, ECE with interval, noise floor, T, change, flag."""
+        out: list[tuple[str, ...]] = []
+        for g in self.groups:
+            change = "reference" if g.band is None else f"{g.band.change:+.4f}"
+            band = "" if g.band is None else f"[{g.band.low:+.4f}, {g.band.high:+.4f}]"
+            t = "-" if g.temperature is None else f"{g.temperature:.3f}"
+            out.append(
+                (
+                    str(_plain(g.group)),
+                    str(g.n),
+                    f"{g.ece:.4f}",
+                    f"[{g.interval.low:.4f}, {g.interval.high:.4f}]",
+                    f"{g.noise_floor.mean:.4f}",
+                    t,
+                    change,
+                    band,
+                    "MOVED" if g.moved else "",
+                )
+            )
+        return out
+
+    HEADER = ("group", "N", "ECE", "interval", "floor", "T", "change", "noise band", "")
+
+    def __str__(self) -> str:
+        rows = [self.HEADER, *self.rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(self.HEADER))]
+        lines = [
+            "  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+            for r in rows
+        ]
+        m = self.binning.values.size - 1
+        lines.append(
+            f"M = {m} {self.binning.strategy} bins shared by every group; interval: "
+            f"{self.groups[0].interval.level:.0%} bootstrap; floor: mean ECE of a calibrated "
+            f"forecaster with the group's confidences; noise band: {self.level:.2%} per group "
+            f"(family-wise {self.family_level:.0%})"
+        )
+        return "\n".join(lines + ["", self.verdict()])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "by": self.by,
+            "reference": self.reference,
+            "engine": self.engine,
+            "binning": {
+                "strategy": self.binning.strategy,
+                "edges": self.binning.values.tolist(),
+                "closed": self.reference_stats.closed,
+            },
+            "level_per_group": self.level,
+            "family_level": self.family_level,
+            "groups": [g.to_dict() for g in self.groups],
+            "flagged": [_plain(g.group) for g in self.flagged],
+            "verdict": self.verdict(),
+        }
+
+
+def _plain(value: Any) -> Any:
+    """A group value as JSON and people read it (dates as ISO text, numpy scalars as Python)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if hasattr(value, "isoformat"):
+        text = value.isoformat()
+        return text[:10] if text.endswith("T00:00:00") or text.endswith(" 00:00:00") else text
+    return value
+
+
+# ----------------------------------------------------------------------------- entry point
+
+
+def monitor(
+    data: Any,
+    labels: Any = None,
+    *,
+    by: Any,
+    engine: str | None = None,
+    columns: Mapping[str, Any] | None = None,
+    time: str | None = None,
+    from_logits: bool = False,
+    reference: Any = None,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    edges: Any = None,
+    level: float = 0.95,
+    temperature: bool = True,
+    n_boot: int = 1000,
+    n_sims: int = 2000,
+    seed: int = 0,
+) -> Monitor:
+    """Audit every group of ``data`` with the same bins and flag those whose calibration moved.
+
+    Parameters
+    ----------
+    data, labels
+        Arrays in memory (``probs`` (N,) or (N, C) with ``labels``; ``by`` an array of N group
+        values), a path, or (``engine="duckdb"`` / ``"spark"``) a file, glob or DataFrame.
+    by : str or array
+        The grouping: a column (a cohort, a segment, a model version), or ``"day"``, ``"week"``
+        or ``"month"`` of the ``time`` column (weeks start on Monday).
+    engine : {"memory", "duckdb", "spark"}, optional
+        Where the sums are computed (memory for arrays and by default for a path).
+    reference
+        The group the others are compared with (default: the first, in order), or a
+        calibration record (a dict, or the path of a JSON record) with the same bins.
+    level : float
+        Family-wise level of the flags (Bonferroni over the groups compared) and the level of
+        every interval.
+    temperature : bool
+        Fit each group's temperature (needs logits).
+
+    Examples
+    --------
+    >>> import numpy as np, calibkit as ck
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0, 1, 6000); y = (rng.random(6000) < p).astype(int)
+    >>> week = np.repeat([1, 2, 3], 2000)
+    >>> y[week == 3] = (rng.random(2000) < p[week == 3] ** 3).astype(int)  # week 3 drifts
+    >>> m = ck.monitor(p, y, by=week, n_boot=200, n_sims=500)
+    >>> [g.moved for g in m.groups]
+    [False, False, True]
+    """
+    where = "monitor"
+    binning = Binning.checked(
+        n_bins=n_bins, strategy=strategy, closed=closed, edges=edges, where=where
+    )
+    level = v.level(level, where=where)
+    n_boot = v.positive_int(n_boot, name="n_boot", where=where)
+    n_sims = v.positive_int(n_sims, name="n_sims", where=where)
+    seed = v.positive_int(seed, name="seed", where=where, minimum=0)
+    engine = (
+        "memory"
+        if engine is None
+        else v.choice(engine, name="engine", allowed=("memory", "duckdb", "spark"), where=where)
+    )
+    from .engines.groups import group_sums
+
+    sums = group_sums(
+        data,
+        labels,
+        by=by,
+        engine=engine,
+        columns=columns,
+        time=time,
+        from_logits=from_logits,
+        binning=binning,
+        temperature=temperature,
+        where=where,
+    )
+    if not sums.groups:
+        raise InputError(f"{where}: the input has no rows, so no groups.")
+    ref_name, ref_stats = _reference(reference, sums, where)
+    compared = len(sums.groups) - (1 if ref_name.startswith("group ") else 0)
+    per_group = 1.0 - (1.0 - level) / max(compared, 1)
+    rng = np.random.default_rng(seed)
+    groups = []
+    for key, stats, correct in zip(sums.groups, sums.stats, sums.n_correct, strict=True):
+        is_ref = ref_name == f"group {_plain(key)}"
+        values = bootstrap_from_stats(stats, "l1", n_boot, rng)
+        low, high = np.percentile(values, [50 * (1 - level), 100 - 50 * (1 - level)])
+        ece = ece_from_stats(stats)
+        fitted = sums.temperatures.get(key)
+        groups.append(
+            GroupCalibration(
+                group=key,
+                stats=stats,
+                n_correct=correct,
+                ece=ece,
+                interval=BootstrapInterval(
+                    ece, float(low), float(high), level, n_boot, seed, BOOTSTRAP_FROM_STATS
+                ),
+                noise_floor=noise_floor_from_stats(stats, n_sims=min(n_sims, 1000), seed=seed),
+                temperature=fitted if isinstance(fitted, float) else None,
+                temperature_note=fitted if isinstance(fitted, str) else None,
+                band=None
+                if is_ref
+                else ece_change_band(ref_stats, stats, level=per_group, n_sims=n_sims, seed=seed),
+            )
+        )
+    return Monitor(
+        by=sums.by,
+        reference=ref_name,
+        reference_stats=ref_stats,
+        groups=tuple(groups),
+        binning=sums.edges,
+        level=per_group,
+        family_level=level,
+        engine=engine,
+    )
+
+
+def _reference(reference: Any, sums: Any, where: str) -> tuple[str, BinStats]:
+    if reference is None:
+        return f"group {_plain(sums.groups[0])}", sums.stats[0]
+    if isinstance(reference, (str, os.PathLike)) and str(reference).endswith(".json"):
+        from .report.record import read_record
+
+        reference = read_record(reference)
+    if isinstance(reference, Mapping):
+        from .report.record import record_stats
+
+        stats = record_stats(reference)
+        if stats.closed != sums.stats[0].closed or not np.array_equal(
+            stats.edges, sums.stats[0].edges
+        ):
+            raise InputError(
+                f"{where}: the reference record bins differently ({stats.n_bins} bins, "
+                f"{stats.closed}-closed) from the monitor ({sums.stats[0].n_bins} bins, "
+                f"{sums.stats[0].closed}-closed); monitor with the record's bins (edges=)."
+            )
+        model = reference.get("model")
+        name = model.get("name") if isinstance(model, Mapping) else None
+        return f"the record{f' of {name}' if name else ''}", stats
+    plain = [_plain(g) for g in sums.groups]
+    wanted = _plain(reference)
+    if wanted not in plain and isinstance(wanted, str):  # from the command line: match as text
+        wanted = next((g for g in plain if str(g) == wanted), wanted)
+    if wanted not in plain:
+        shown = ", ".join(str(g) for g in plain[:10])
+        raise InputError(f"{where}: no group {reference!r}; the groups are {shown}.")
+    i = plain.index(wanted)
+    return f"group {wanted}", sums.stats[i]
