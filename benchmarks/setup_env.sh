@@ -19,5 +19,5 @@ PIP=("$VENV/bin/python" -m pip)
 # 2. the peers; the requirements file repeats torch==2.13.0 so nothing can replace it.
 "${PIP[@]}" install -r "$HERE/requirements.txt"
 # 3. calibkit itself, with its fused kernel (the [fast] extra).
-"${PIP[@]}" install -e "$ROOT[fast]"
+"${PIP[@]}" install -e "$ROOT[fast,spark]"
 "$VENV/bin/python" -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__; print('torch', torch.__version__)"

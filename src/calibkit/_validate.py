@@ -132,8 +132,11 @@ def float_array(x: Any, *, name: str, where: str, ndim: int | tuple[int, ...]) -
 
 def finite(arr: np.ndarray, *, name: str, where: str, hint: str = "") -> np.ndarray:
     """Reject NaN and infinity, naming the first offending entry."""
-    if arr.dtype.kind != "f" or np.isfinite(arr.sum(dtype=np.float64)):
-        return arr  # one pass; NaN and inf propagate into the sum (overflow falls through)
+    if arr.dtype.kind != "f":
+        return arr
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN: caught below
+        if np.isfinite(arr.sum(dtype=np.float64)):
+            return arr  # one pass; NaN and inf propagate into the sum (overflow falls through)
     bad = ~np.isfinite(arr)
     if bad.any():
         count, index = _where_first(bad)

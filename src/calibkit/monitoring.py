@@ -326,8 +326,15 @@ def _reference(reference: Any, sums: Any, where: str) -> tuple[str, BinStats]:
                 f"{stats.closed}-closed) from the monitor ({sums.stats[0].n_bins} bins, "
                 f"{sums.stats[0].closed}-closed); monitor with the record's bins (edges=)."
             )
-        model = reference.get("model")
-        name = model.get("name") if isinstance(model, Mapping) else None
+        data = reference.get("data")
+        event = data.get("event") if isinstance(data, Mapping) else None
+        if event is not None and event != sums.event:
+            raise InputError(
+                f"{where}: the reference record forecasts another event ({event}) than the "
+                f"monitor ({sums.event}); record the reference from the same kind of predictions."
+            )
+        context = reference.get("context")
+        name = context.get("model") if isinstance(context, Mapping) else None
         return f"the record{f' of {name}' if name else ''}", stats
     plain = [_plain(g) for g in sums.groups]
     wanted = _plain(reference)

@@ -190,12 +190,16 @@ class Query:
                 nl = f"CASE WHEN {true} > 0 THEN -ln({true}) END"
                 pz = f"CASE WHEN {true} = 0 THEN 1 ELSE 0 END"
                 ok = "CASE WHEN (s0 >= 0.5e0) = (y = 1) THEN 1 ELSE 0 END"
-            inner = f"SELECT {p} AS c, y AS o, y, {nl} AS nl, {pz} AS pz, {ok} AS ok{g} FROM r"
+            inner = (
+                f"SELECT {p} AS c, y AS o, y, {nl} AS nl, {pz} AS pz, {ok} AS ok{g} FROM {self.r}"
+            )
             return f"SELECT c, o, y, nl, pz, ok, (c - y) * (c - y) AS br{g} FROM ({inner}) t"
         top = greatest([f"s{k}" for k in range(c)])
         argmax = "CASE " + " ".join(f"WHEN s{k} = m THEN {k}" for k in range(c)) + " END"
         pick = "CASE CAST(y AS INT) " + " ".join(f"WHEN {k} THEN s{k}" for k in range(c)) + " END"
-        stage = f"SELECT *, {argmax} AS a, {pick} AS sy FROM (SELECT *, {top} AS m FROM r) t0"
+        stage = (
+            f"SELECT *, {argmax} AS a, {pick} AS sy FROM (SELECT *, {top} AS m FROM {self.r}) t0"
+        )
         if self.plan.kind == "logits":  # the max-shifted softmax of calibkit.softmax
             shifted = ", ".join(f"exp(s{k} - m) AS e{k}" for k in range(c))
             total = " + ".join(f"e{k}" for k in range(c))
@@ -216,8 +220,16 @@ class Query:
             f"{squares} - 2 * {pick_p} + 1 AS br, {prob_cols}{g} FROM ({with_p}) t4"
         )
 
-    def with_clause(self) -> str:
-        return f"WITH r AS ({self.typed()}), f AS ({self.rows()})"
+    @property
+    def r(self) -> str:
+        """The typed input as a subquery (inlined, never a CTE: an engine may materialise a CTE
+        with every column, where a subquery lets it read only the columns a query uses)."""
+        return f"({self.typed()}) r"
+
+    @property
+    def f(self) -> str:
+        """The per-row quantities as a subquery."""
+        return f"({self.rows()}) f"
 
     # ---------------------------------------------------------------- checks
     def problems(self) -> list[tuple[str, str]]:
@@ -272,7 +284,7 @@ class Query:
         counts = ", ".join(
             f"sum(CASE WHEN {cond} THEN 1 ELSE 0 END)" for cond, _ in self.problems()
         )
-        return f"WITH r AS ({self.typed()}) SELECT count(*), {counts} FROM r"
+        return f"SELECT count(*), {counts} FROM {self.r}"
 
     def raise_problems(self, row: tuple, where: str) -> int:
         """Raise :class:`InputError` naming the first broken rule and its row count; return N."""
@@ -293,10 +305,7 @@ class Query:
     def totals(self) -> str:
         g = "g, " if self.by is not None else ""
         group = " GROUP BY g" if self.by is not None else ""
-        return (
-            f"{self.with_clause()} SELECT {g}count(*), sum(ok), sum(br), sum(nl), sum(pz) "
-            f"FROM f{group}"
-        )
+        return f"SELECT {g}count(*), sum(ok), sum(br), sum(nl), sum(pz) FROM {self.f}{group}"
 
     def bins(self, edges: np.ndarray, closed: str, column: str = "c", outcome: str = "o") -> str:
         """Per-bin count and sums of (``column``, ``outcome``) (and per group, with ``by``)."""
@@ -304,8 +313,7 @@ class Query:
         g = "g, " if self.by is not None else ""
         sums = ", ".join(bin_sums(column, outcome))
         return (
-            f"{self.with_clause()} SELECT {g}b, count(*), {sums} FROM "
-            f"(SELECT *, {b} AS b FROM f) t GROUP BY {g}b"
+            f"SELECT {g}b, count(*), {sums} FROM (SELECT *, {b} AS b FROM {self.f}) t GROUP BY {g}b"
         )
 
     def class_bins(self, k: int, edges: np.ndarray, closed: str) -> str:
@@ -318,20 +326,21 @@ class Query:
         in Spark: at q = (r + 1/2) / n both give rank r."""
         levels = ", ".join(number((r + 0.5) / n) for r in ranks)
         if self.dialect.name == "duckdb":
-            return f"{self.with_clause()} SELECT quantile_disc({column}, [{levels}]) FROM f"
+            return f"SELECT quantile_disc({column}, [{levels}]) FROM {self.f}"
         return (
-            f"{self.with_clause()} SELECT percentile_disc(array({levels})) WITHIN GROUP "
-            f"(ORDER BY {column}) FROM f"
+            f"SELECT percentile_disc(array({levels})) WITHIN GROUP (ORDER BY {column}) "
+            f"FROM {self.f}"
         )
 
     def ranking(self) -> str:
-        """Exact Mann-Whitney AUC inputs in one scalar: sum over distinct confidences v of
-        positives(v) * (negatives below v + negatives at v / 2), with the two totals."""
+        """The exact Mann-Whitney AUC in one sort: for every positive, its average rank among
+        all confidences, (first rank of its ties + last rank of its ties), summed as integers;
+        with the numbers of positives and negatives. AUC = (S / 2 - P (P + 1) / 2) / (P N)."""
+        frame = "ORDER BY c RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
         return (
-            f"{self.with_clause()}, v AS (SELECT c, sum(o) AS pos, count(*) - sum(o) AS neg "
-            "FROM f GROUP BY c), w AS (SELECT pos, neg, coalesce(sum(neg) OVER (ORDER BY c "
-            "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS below FROM v) "
-            "SELECT sum(pos * (below + neg / 2.0e0)), sum(pos), sum(neg) FROM w"
+            "SELECT sum(CASE WHEN o = 1 THEN lo + hi ELSE 0 END), sum(o), count(*) - sum(o) "
+            f"FROM (SELECT o, rank() OVER (ORDER BY c) AS lo, count(*) OVER ({frame}) AS hi "
+            f"FROM (SELECT c, CAST(o AS BIGINT) AS o FROM {self.f}) t0) t1"
         )
 
     def temperature_sums(self, beta: str) -> str:
@@ -344,11 +353,11 @@ class Query:
         if c == 1:
             body = (
                 f"SELECT {g}x, sg, x * sg * ({beta}) AS mg FROM (SELECT {g}s0 AS x, "
-                "CASE WHEN y = 1 THEN 1.0e0 ELSE -1.0e0 END AS sg FROM r) t0"
+                f"CASE WHEN y = 1 THEN 1.0e0 ELSE -1.0e0 END AS sg FROM {self.r}) t0"
             )
             wrong = "exp(-(greatest(mg, 0) + ln(1 + exp(-abs(mg)))))"
             return (
-                f"WITH r AS ({self.typed()}) SELECT {g}count(*), "
+                f"SELECT {g}count(*), "
                 "sum(greatest(-mg, 0) + ln(1 + exp(-abs(mg)))), "
                 f"sum(-sg * x * {wrong}), sum(x * x * {wrong} * (1 - {wrong})) "
                 f"FROM ({body}) t1{group}"
@@ -364,14 +373,14 @@ class Query:
         differences = ", ".join(f"d{k}" for k in range(c))
         stage = (
             f"SELECT {g}{b} AS beta, {pick} AS dy, {weights}, {differences} "
-            f"FROM (SELECT *, {shifted} FROM (SELECT *, {top} AS m FROM r) t0) t1"
+            f"FROM (SELECT *, {shifted} FROM (SELECT *, {top} AS m FROM {self.r}) t0) t1"
         )
         moments = (
             f"SELECT {g}beta, dy, {s0} AS z0, ({s1}) / ({s0}) AS z1, ({s2}) / ({s0}) AS z2 "
             f"FROM ({stage}) t2"
         )
         return (
-            f"WITH r AS ({self.typed()}) SELECT {g}count(*), sum(ln(z0) - beta * dy), "
+            f"SELECT {g}count(*), sum(ln(z0) - beta * dy), "
             f"sum(z1 - dy), sum(greatest(z2 - z1 * z1, 0)) FROM ({moments}) t3{group}"
         )
 
@@ -389,7 +398,7 @@ class Query:
                 for k in range(c)
             )
             behind = f"CASE WHEN (CASE CAST(y AS INT) {cases} END) THEN 0 ELSE 1 END"
-        return f"WITH r AS ({self.typed()}) SELECT {g}sum({behind}) FROM r{group}"
+        return f"SELECT {g}sum({behind}) FROM {self.r}{group}"
 
 
 def greatest(terms: list[str]) -> str:

@@ -70,8 +70,7 @@ class SqlEngine(abc.ABC):
                 f"{where}: the input changed while it was read ({n} then {count} rows)."
             )
         tick()
-        total, pos, neg = self.fetch(q.ranking())[0]
-        auc = float(total) / (float(pos) * float(neg)) if pos and neg else None
+        auc = auc_from_ranks(*self.fetch(q.ranking())[0])
         tick()
         return Summary(
             kind=q.kind,
@@ -178,6 +177,16 @@ class SqlEngine(abc.ABC):
                 "--logits)."
             )
         return self.query(by)
+
+
+def auc_from_ranks(twice_rank_sum: Any, positives: Any, negatives: Any) -> float | None:
+    """Mann-Whitney AUC from the sum over positives of (first + last rank of their ties), in
+    exact integer arithmetic up to the final division; None without both outcomes."""
+    pos, neg = int(positives or 0), int(negatives or 0)
+    if pos == 0 or neg == 0:
+        return None
+    u_twice = int(twice_rank_sum) - pos * (pos + 1)
+    return u_twice / (2 * pos * neg)
 
 
 def stats_from_rows(rows: list[tuple[Any, ...]], edges: np.ndarray, closed: str) -> BinStats:

@@ -41,6 +41,8 @@ class GroupSums:
     n_correct: list[int]
     edges: Edges
     temperatures: dict[Any, float | str]
+    #: The binary event binned ("top-label" or "binary"), as a calibration record names it.
+    event: str = "top-label"
 
 
 def group_sums(
@@ -116,8 +118,8 @@ def _sql_groups(
     fits: dict[Any, float | str] = {}
     if temperature and engine.plan.kind == "logits":
         for g, result in engine.fit_temperatures(expr, groups, where=where).items():
-            fits[g] = _fitted(result)
-    return GroupSums(label, groups, stats, [correct[g] for g in groups], made, fits)
+            fits[g] = _fitted(result, f"{where}: group {g}")
+    return GroupSums(label, groups, stats, [correct[g] for g in groups], made, fits, q.kind)
 
 
 def _time_column(names: list[str], time: str | None, where: str) -> str:
@@ -142,9 +144,10 @@ def _order(value: Any) -> Any:
     return (value is None, value)
 
 
-def _fitted(result: tm.Solution | InputError) -> float | str:
+def _fitted(result: tm.Solution | InputError, where: str) -> float | str:
+    """The temperature, or why the group has none (the error without its "where" prefix)."""
     if isinstance(result, InputError):
-        return str(result).split(": ", 2)[-1]
+        return str(result).removeprefix(f"{where}: ")
     return 1.0 / result.beta
 
 
@@ -209,10 +212,10 @@ def _memory_groups(
         if temperature and f.from_logits:
             z = v.scores(f.scores, where=where)[rows]
             try:
-                fits[g] = _fitted(tm.solve(z, f.y[rows], where=f"{where}: group {g}"))
+                fits[g] = _fitted(tm.solve(z, f.y[rows], where=f"{where}: group {g}"), "")
             except InputError as exc:
-                fits[g] = _fitted(exc)
-    return GroupSums(label, groups.tolist(), stats, correct, made, fits)
+                fits[g] = _fitted(exc, f"{where}: group {g}")
+    return GroupSums(label, groups.tolist(), stats, correct, made, fits, f.kind)
 
 
 def _group_keys(by: Any, n: int, where: str) -> np.ndarray:
