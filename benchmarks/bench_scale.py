@@ -162,6 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--spark", action="store_true", help="also Spark on local[2]")
     ap.add_argument("--bounded", type=float, default=0, help="rows of the larger-than-limit file")
     ap.add_argument("--memory-limit", default=None)
+    ap.add_argument("--only", default=None, help="comma-separated ways to run (default: all)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--file", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -179,6 +180,8 @@ def main(argv: list[str] | None = None) -> None:
     ways = ["duckdb", "memory", "stream", "peer ECE", "peer audit"] + (
         ["spark"] if args.spark else []
     )
+    if args.only:
+        ways = [w.strip() for w in args.only.split(",")]
     results = []
     for way in ways:
         r = run_child(way, path)
@@ -188,7 +191,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{r.get('peak_rss', 0) / 2**30:5.2f} GiB  {r}",
             flush=True,
         )
-    memory = next(r for r in results if r["way"] == "memory")
+    memory = next((r for r in results if r["way"] == "memory" and "seconds" in r), None)
+    base = memory["seconds"] if memory else float("nan")
     print()
     print("| way | seconds | rows / s | x in-memory path | peak memory |")
     print("|---|---|---|---|---|")
@@ -197,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
             continue
         print(
             f"| {r['way']} | {r['seconds']:.2f} | {_fmt_rate(rows, r['seconds'])} | "
-            f"{r['seconds'] / memory['seconds']:.2f} | {r['peak_rss'] / 2**30:.2f} GiB |"
+            f"{r['seconds'] / base:.2f} | {r['peak_rss'] / 2**30:.2f} GiB |"
         )
     report = {"rows": rows, "file_bytes": size, "results": results}
     if args.bounded:

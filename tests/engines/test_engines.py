@@ -990,3 +990,34 @@ def test_fit_temperature_needs_logits(files: dict[tuple[str, str], Path]) -> Non
                 engine=engine,
                 columns={"probs": "p", "label": "y"},
             )
+
+
+@pytest.mark.parametrize("fetch_max", [1, 50, 8192])
+def test_order_statistics_by_refinement_equal_the_in_memory_quantiles(
+    tmp_path, monkeypatch, fetch_max
+):
+    """Above QUANTILE_AGGREGATE_MAX rows DuckDB (and Spark always) find order statistics by
+    histogram refinement; forced here on small, tie-heavy data, the edges and every bin equal
+    the in-memory engine's (np.quantile's) exactly."""
+    import calibkit.engines._select as select
+    import calibkit.engines._sql_engine as sql_engine
+    from calibkit.engines.duckdb import DuckDBEngine
+
+    monkeypatch.setattr(sql_engine, "QUANTILE_AGGREGATE_MAX", 0)
+    monkeypatch.setattr(select, "FETCH_MAX", fetch_max)
+    rng = np.random.default_rng(11)
+    n = 20_000
+    p = rng.beta(8.0, 0.4, n)
+    p[: n // 5] = 1.0  # a fifth of the forecasts tied at exactly 1
+    p[n // 5 : n // 4] = np.round(p[n // 5 : n // 4], 2)
+    y = (rng.random(n) < p).astype(np.int8)
+    path = tmp_path / "ties.parquet"
+    pq.write_table(pa.table({"p": p, "y": y}), path)
+    binning = Binning(n_bins=20, strategy="quantile", closed="left")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ck.CalibkitWarning)  # the ties collapse quantile bins
+        expected = summarize(prepare(p, y, from_logits=False, where="t"), binning)
+        got = DuckDBEngine(path, columns={"probs": "p", "label": "y"}).summarize(binning, where="t")
+    assert np.array_equal(got.binning.values, expected.binning.values)
+    assert np.array_equal(got.deciles.edges, expected.deciles.edges)
+    assert got.allclose(expected)

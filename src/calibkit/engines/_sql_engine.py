@@ -23,7 +23,12 @@ from ..measure.bins import BinStats, Edges
 from ..measure.summary import Summary
 from ..recalibrate import _temperature_math as tm
 from ._plan import Binning, Need, classwise_names, needs, plan_edges
+from ._select import select_ranks
 from ._sql import Dialect, Query, number
+
+#: Above this many rows DuckDB's order statistics come from histogram refinement, not
+#: ``quantile_disc`` (which holds the column in memory).
+QUANTILE_AGGREGATE_MAX = 1 << 24
 
 #: The stages an engine audit reports to ``progress`` (name, done, total).
 Progress = Callable[[str, int, int], None] | None
@@ -91,10 +96,18 @@ class SqlEngine(abc.ABC):
         return q.raise_problems(self.fetch(q.check_query())[0], where)
 
     def _order_statistics(self, q: Query, n: int) -> Callable[[dict[str, np.ndarray]], dict]:
+        """Order statistics by the engine's discrete quantile while that can hold the column
+        (DuckDB, up to :data:`QUANTILE_AGGREGATE_MAX` rows), else by histogram refinement
+        (:mod:`._select`: GROUP BY passes in bounded memory; always on Spark, whose
+        ``percentile_disc`` keeps every distinct value in one executor's buffer)."""
+
         def fetch(request: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             out = {}
             for column, ranks in request.items():
-                (values,) = self.fetch(q.order_statistics(column, n, ranks))[0]
+                if self.dialect.name == "duckdb" and n <= QUANTILE_AGGREGATE_MAX:
+                    (values,) = self.fetch(q.order_statistics(column, n, ranks))[0]
+                else:
+                    values = select_ranks(self.fetch, column, q.f, n, ranks)
                 out[column] = np.asarray(values, dtype=np.float64)
             return out
 
