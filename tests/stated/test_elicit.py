@@ -184,7 +184,9 @@ def test_killed_halfway_and_resumed(tmp_path, concurrency):
             # no item asked twice (q3's malformed reply was retried once, by design)
             assert server.requests == {f"q{i}": (2 if i == 3 else 1) for i in range(20)}
             assert r.calls == server.total - first
-            assert stored >= 8
+            # 8 replies were stored before the crash; q3's malformed first reply may be one of
+            # them (it is stored, then retried under the same key), so at least 7 distinct keys
+            assert stored >= 7
             assert st2.totals()["calls"] == server.total
 
 
