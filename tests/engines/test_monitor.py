@@ -529,3 +529,18 @@ def test_verdict_without_flags(drift: Any) -> None:
     assert m.verdict() == (
         "no group moved beyond noise from group 0 (9 compared; family-wise level 95%)."
     )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_nan_group_values_are_refused(tmp_path: Any, engine: str, spark: Any) -> None:
+    """NaN is a value to SQL (its own GROUP BY group, hidden from Parquet statistics), not a
+    null: each engine still refuses it, with the count."""
+    path = tmp_path / "nan_groups.parquet"
+    pq.write_table(
+        pa.table({"p": [0.2, 0.7, 0.9, 0.4, 0.6], "y": [0, 1, 1, 0, 1],
+                  "v": [1.0, float("nan"), 2.0, 1.0, float("nan")]}),
+        path,
+    )  # fmt: skip
+    data = spark.read.parquet(str(path)) if engine == "spark" else path
+    with pytest.raises(ck.InputError, match="2 .*NaN|NaN.*2"):
+        ck.monitor(data, by="v", engine=engine, columns={"probs": "p", "label": "y"})

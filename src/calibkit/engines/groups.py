@@ -99,6 +99,16 @@ def _sql_groups(
         )
     q = engine.query(by=expr)
     n = engine.checked_rows(q, where)
+    if by in names and engine.types.get(by) == "number":  # NaN is a value to SQL, not a null
+        (nan,) = engine.fetch(  # a sum, not a WHERE: Parquet statistics would prune the NaN
+            f"SELECT sum(CASE WHEN isnan(CAST({expr} AS DOUBLE)) THEN 1 ELSE 0 END) "
+            f"FROM {engine.relation}"
+        )[0]
+        if nan:
+            raise InputError(
+                f"{where}: the group column {by!r} has NaN in {int(nan)} of {n} rows; calibkit "
+                "does not drop rows silently: fill them or choose another column."
+            )
     made = _shared_edges(
         binning,
         where,

@@ -123,6 +123,10 @@ def solve(
     )
 
 
+#: Evaluations after which an iteration that has not bracketed the optimum from below checks
+#: whether there is one at all (f'(0) < 0), instead of bisecting towards T = infinity.
+EARLY_CHECK = 6
+
 #: What the solver asks of the data: ("evaluate", beta) -> Objective, ("separable", None) -> bool.
 Request = tuple[str, float | None]
 Solver = Generator[Request, Any, Solution]
@@ -145,12 +149,18 @@ def newton(*, where: str, max_evaluations: int = 100, step_tol: float = 1e-12) -
         yield from _check_finite_optimum(0.0, math.inf, where, lower=False)
     evaluations = 1
     lo, hi = 0.0, math.inf  # f'(lo) < 0 < f'(hi) once both are known
+    ruled_out_infinity = False
     while evaluations < max_evaluations:
         beta, g, h = point.beta, point.gradient, point.curvature
         if g < 0:
             lo = beta
         elif g > 0:
             hi = beta
+        if lo == 0.0 and evaluations >= EARLY_CHECK and not ruled_out_infinity:
+            # still falling towards T -> infinity after a few steps: rule that out now (one
+            # pass) rather than after the bracket has been bisected down to beta = 1e-15
+            yield from _check_finite_optimum(lo, hi, where, separable=False)
+            ruled_out_infinity = True
         # d/du f(e^u) = beta g and d2/du2 = beta^2 h + beta g
         curvature_u = beta * beta * h + beta * g
         step = beta * math.exp(-beta * g / curvature_u) if curvature_u > 0 else math.nan
@@ -217,7 +227,7 @@ def drive_many(
 
 
 def _check_finite_optimum(
-    lo: float, hi: float, where: str, *, lower: bool = True
+    lo: float, hi: float, where: str, *, lower: bool = True, separable: bool = True
 ) -> Generator[Request, Any, None]:
     """Raise when the NLL has no minimiser at a finite positive beta, decided exactly.
 
@@ -225,7 +235,7 @@ def _check_finite_optimum(
     positive) make f' < 0 for every beta (T -> 0); f'(0) >= 0 makes f' > 0 for every beta > 0
     (T -> infinity). Called only when the bracket never closed on that side.
     """
-    if math.isinf(hi) and (yield ("separable", None)):
+    if separable and math.isinf(hi) and (yield ("separable", None)):
         raise InputError(
             f"{where}: the calibration data are separable: the NLL keeps falling as the "
             "temperature goes to 0 (every prediction is right with a margin), so there is no "
