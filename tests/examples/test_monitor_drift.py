@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "monitor_drift.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("monitor_drift", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from example_loader import load_example
 
 
 def test_drift_is_flagged_from_week_11_and_not_before(tmp_path):
-    example = _load()
+    example = load_example("monitor_drift")
     result = example.run(tmp_path, engine="duckdb")
     moved = [g.moved for g in result.groups]
     assert len(moved) == example.WEEKS

@@ -9,31 +9,15 @@ writes itself (the ComplEx gradients, the corruption sampler).
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from example_loader import load_example
 
 import calibkit as ck
 
-PATH = Path(__file__).resolve().parents[2] / "examples" / "seed000_knowledge_graph.py"
-
-
-def _load():
-    name = "seed000_knowledge_graph"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-ex = _load()
+ex = load_example("seed000_knowledge_graph")
 _RUNS: dict[int, dict] = {}
 
 

@@ -4,37 +4,21 @@ here is the seed's own worked answer, an identity, or recomputed independently o
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from example_loader import load_example
 from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
-
-SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "seed002_lab.py"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("seed002_lab", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the script runs
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[spec.name]
-        raise
-    return module
 
 
 @pytest.fixture(scope="module")
 def example():
-    return load_example()
+    return load_example("seed002_lab")
 
 
 @pytest.fixture(scope="module")

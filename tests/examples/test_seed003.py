@@ -3,35 +3,22 @@ that validates and verifies against the six rows."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from example_loader import EXAMPLES, load_example
 
 import calibkit as ck
 
-SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "seed003_six_examples.py"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("seed003_six_examples", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the script runs
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[spec.name]
-        raise
-    return module
+SCRIPT = EXAMPLES / "seed003_six_examples.py"
 
 
 @pytest.fixture(scope="module")
 def example():
-    return load_example()
+    return load_example("seed003_six_examples")
 
 
 @pytest.fixture(scope="module")
