@@ -113,10 +113,14 @@ def _bin_sums_numpy(
         o = outcome[start : start + CHUNK].astype(np.float64)
         idx = bin_index(x, edges, closed)
         count += np.bincount(idx, minlength=m)
-        xo = x * o
-        for row, w in enumerate((x, o, x * x, xo, x * (1.0 - x) * (1.0 - 2.0 * x) ** 2)):
+        for row, w in enumerate(sum_terms(x, o)):
             sums[row] += np.bincount(idx, weights=w, minlength=m)
     return count, sums
+
+
+def sum_terms(x: np.ndarray, o: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The per-forecast terms of :data:`SUM_FIELDS` for confidences ``x`` and outcomes ``o``."""
+    return (x, o, x * x, x * o, x * (1.0 - x) * (1.0 - 2.0 * x) ** 2)
 
 
 def bin_sums(

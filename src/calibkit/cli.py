@@ -141,6 +141,20 @@ FormatOption = Annotated[
 ]
 
 
+BinsOption = Annotated[int, typer.Option(help="Number of bins M.", rich_help_panel=_BINNING)]
+StrategyOption = Annotated[
+    Strategy,
+    typer.Option(
+        help="Equal-width or equal-mass bins (a monitor: equal mass over all groups).",
+        rich_help_panel=_BINNING,
+    ),
+]
+ClosedOption = Annotated[
+    Closed,
+    typer.Option(help="Which side of a bin includes its edge.", rich_help_panel=_BINNING),
+]
+
+
 class Engine(StrEnum):
     memory = "memory"
     stream = "stream"
@@ -275,14 +289,9 @@ def audit(
             rich_help_panel=_COLUMNS,
         ),
     ] = None,
-    bins: Annotated[int, typer.Option(help="Number of bins M.", rich_help_panel=_BINNING)] = 15,
-    strategy: Annotated[
-        Strategy, typer.Option(help="Equal-width or equal-mass bins.", rich_help_panel=_BINNING)
-    ] = Strategy.uniform,
-    closed: Annotated[
-        Closed,
-        typer.Option(help="Which side of a bin includes its edge.", rich_help_panel=_BINNING),
-    ] = Closed.right,
+    bins: BinsOption = 15,
+    strategy: StrategyOption = Strategy.uniform,
+    closed: ClosedOption = Closed.right,
     interval: Annotated[
         Interval, typer.Option(help="Interval for each bin's accuracy.", rich_help_panel=_BINNING)
     ] = Interval.wilson,
@@ -1512,15 +1521,9 @@ def monitor(
     correct: CorrectOption = None,
     prediction: PredictionOption = None,
     fmt: FormatOption = None,
-    bins: Annotated[int, typer.Option(help="Number of bins M.", rich_help_panel=_BINNING)] = 15,
-    strategy: Annotated[
-        Strategy,
-        typer.Option(help="Equal-width, or equal-mass over all groups.", rich_help_panel=_BINNING),
-    ] = Strategy.uniform,
-    closed: Annotated[
-        Closed,
-        typer.Option(help="Which side of a bin includes its edge.", rich_help_panel=_BINNING),
-    ] = Closed.right,
+    bins: BinsOption = 15,
+    strategy: StrategyOption = Strategy.uniform,
+    closed: ClosedOption = Closed.right,
     level: Annotated[
         float,
         typer.Option(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -78,7 +78,7 @@ class GroupCalibration:
             "mean_confidence": self.mean_confidence,
             "temperature": self.temperature,
             "temperature_note": self.temperature_note,
-            "change": None if self.band is None else self.band.__dict__,
+            "change": None if self.band is None else asdict(self.band),
             "moved": self.moved,
         }
 

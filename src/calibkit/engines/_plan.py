@@ -69,12 +69,17 @@ class EdgePlan:
 
 def needs(binning: Binning, *, kind: str, n_classes: int, where: str) -> dict[str, Need]:
     """The sets of bins of an audit, by name: "table", "deciles", "class0", ..."""
-    out = {"table": _need("c", binning, where=where, explicit=True)}
+    out = {"table": table_need(binning, where=where)}
     out["deciles"] = Need("c", "right", HL_GROUPS)
     if kind == "top-label":
         for k in range(n_classes):
             out[f"class{k}"] = _need(f"p{k}", binning, where=where, explicit=False)
     return out
+
+
+def table_need(binning: Binning, *, where: str) -> Need:
+    """The reliability table's bins over the event's confidence "c"."""
+    return _need("c", binning, where=where, explicit=True)
 
 
 def _need(column: str, binning: Binning, *, where: str, explicit: bool) -> Need:

@@ -63,12 +63,6 @@ class Dialect:
             return f"DATE '{value.isoformat()}'"
         return "'" + str(value).replace("'", "''") + "'"
 
-    def numbers(self, n: int, column: str) -> str:
-        """A table of the integers 0..n-1 in one column."""
-        if self.name == "duckdb":
-            return f"(SELECT range AS {column} FROM range({n}))"
-        return f"(SELECT id AS {column} FROM range({n}))"
-
 
 DUCKDB = Dialect("duckdb", '"')
 SPARK = Dialect("spark", "`")

@@ -16,13 +16,9 @@ from .._errors import InputError
 from ..measure.bins import (
     BinStats,
     Edges,
-    interpolate_order_statistics,
-    order_statistic_ranks,
-    quantile_edges,
-    resolve_edges,
 )
 from ..recalibrate import _temperature_math as tm
-from ._plan import Binning
+from ._plan import Binning, plan_edges, table_need
 
 #: ``by`` values that truncate a time column instead of naming a column.
 PERIODS = ("day", "week", "month")
@@ -113,7 +109,7 @@ def _sql_groups(
         binning,
         where,
         n=n,
-        fetch=lambda ranks: engine._order_statistics(engine.query(), n)({"c": ranks})["c"],
+        order_statistics=engine._order_statistics(engine.query(), n),
     )
     per_group: dict[Any, tuple[list[Any], int]] = {}
     for row in engine.fetch(q.bins(made.values, binning.closed)):
@@ -161,24 +157,11 @@ def _fitted(result: tm.Solution | InputError, where: str) -> float | str:
     return 1.0 / result.beta
 
 
-def _shared_edges(binning: Binning, where: str, *, n: int, fetch: Any) -> Edges:
+def _shared_edges(binning: Binning, where: str, *, n: int, order_statistics: Any) -> Edges:
     """One set of edges for every group: uniform or explicit as given, or the quantiles of
-    all the groups' confidences together."""
-    if binning.edges is not None:
-        return Edges(binning.edges, "explicit", binning.edges.size - 1)
-    if binning.strategy == "uniform":
-        return resolve_edges(
-            None, n_bins=binning.n_bins, strategy="uniform", edges=None, where=where
-        )
-    lo, hi, gamma = order_statistic_ranks(n, binning.n_bins)
-    ranks = np.union1d(lo, hi)
-    values = dict(zip(ranks.tolist(), np.asarray(fetch(ranks), dtype=np.float64), strict=True))
-    inner = interpolate_order_statistics(
-        np.array([values[r] for r in lo.tolist()]),
-        np.array([values[r] for r in hi.tolist()]),
-        gamma,
-    )
-    return quantile_edges(inner, n_bins=binning.n_bins, closed=binning.closed, where=where)
+    all the groups' confidences together (the table's edges of :func:`._plan.plan_edges`)."""
+    wanted = {"table": table_need(binning, where=where)}
+    return plan_edges(wanted, n=n, order_statistics=order_statistics, where=where)["table"]
 
 
 # ----------------------------------------------------------------------------- memory
@@ -207,7 +190,10 @@ def _memory_groups(
     f = prepare(data, labels, from_logits=from_logits, where=where)
     keys = _group_keys(by, f.conf.size, where)
     made = _shared_edges(
-        binning, where, n=f.conf.size, fetch=lambda ranks: np.partition(f.conf, ranks)[ranks]
+        binning,
+        where,
+        n=f.conf.size,
+        order_statistics=lambda request: {"c": np.partition(f.conf, request["c"])[request["c"]]},
     )
     groups, inverse = np.unique(keys, return_inverse=True)
     stats, correct, fits = [], [], {}

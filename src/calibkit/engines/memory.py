@@ -14,7 +14,7 @@ from ..audit import Prepared
 from ..measure.bins import BinStats, Edges
 from ..measure.ranking import auc as auc_score
 from ..measure.scores import brier, nll
-from ..measure.summary import RankGrid, Summary
+from ..measure.summary import Summary
 from ._plan import Binning, classwise_names, needs, plan_edges
 
 
@@ -81,7 +81,3 @@ def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str
         nll_sum=nll(f.scores if f.from_logits else f.p, f.y, from_logits=f.from_logits) * n,
         auc=None,
     )
-
-
-def rank_grid(f: Prepared) -> RankGrid:
-    return RankGrid.of(f.conf, f.outcome)

@@ -316,14 +316,7 @@ def _split(
     # the collected cells, forecast by forecast (each distinct value weighted by its count)
     idx = _kernels.bin_index(values, made.values, need.closed)
     count += np.bincount(idx, weights=counts, minlength=m).astype(np.int64)
-    terms = (
-        values,
-        outcome,
-        values * values,
-        values * outcome,
-        values * (1.0 - values) * (1.0 - 2.0 * values) ** 2,
-    )
-    for total, term in zip(sums, terms, strict=True):
+    for total, term in zip(sums, _kernels.sum_terms(values, outcome), strict=True):
         total += np.bincount(idx, weights=term * counts, minlength=m)
     return BinStats(made.values, need.closed, count, *sums), made
 

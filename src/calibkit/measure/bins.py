@@ -38,6 +38,15 @@ class Edges:
         """How many requested bins were merged away because quantile edges coincided (ties)."""
         return self.requested - (self.values.size - 1)
 
+    def warn_if_collapsed(self, where: str, *, stacklevel: int) -> None:
+        if self.collapsed:
+            warnings.warn(
+                f"{where}: {self.collapsed} of {self.requested} quantile bins collapsed because "
+                f"tied confidences made their edges coincide; using {self.values.size - 1} bins.",
+                CalibkitWarning,
+                stacklevel=stacklevel + 1,
+            )
+
 
 def bin_edges(
     confidence: Any = None,
@@ -142,13 +151,7 @@ def quantile_edges(
     elif closed == "left" and inner.size and inner[-1] == 1.0:
         values = np.concatenate((values, [1.0]))  # the bin [1, 1]
     made = Edges(values, "quantile", n_bins)
-    if made.collapsed:
-        warnings.warn(
-            f"{where}: {made.collapsed} of {n_bins} quantile bins collapsed because tied "
-            f"confidences made their edges coincide; using {values.size - 1} bins.",
-            CalibkitWarning,
-            stacklevel=stacklevel,
-        )
+    made.warn_if_collapsed(where, stacklevel=stacklevel)
     return made
 
 

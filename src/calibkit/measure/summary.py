@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import _kernels
-from .._errors import CalibkitWarning, InputError
+from .._errors import InputError
 from .bins import BinStats, Edges, quantile_levels
 
 __all__ = ["RankGrid", "Summary", "coarsen", "fine_edges", "grid_index"]
@@ -212,13 +212,5 @@ def coarsen(
     made = Edges(edges, "quantile", n_bins)
     count = np.add.reduceat(fine.count, starts)
     sums = [np.add.reduceat(getattr(fine, f), starts) for f in _kernels.SUM_FIELDS]
-    if made.collapsed:
-        import warnings
-
-        warnings.warn(
-            f"{where}: {made.collapsed} of {n_bins} quantile bins collapsed because tied "
-            f"confidences made their edges coincide; using {edges.size - 1} bins.",
-            CalibkitWarning,
-            stacklevel=stacklevel,
-        )
+    made.warn_if_collapsed(where, stacklevel=stacklevel)
     return BinStats(edges, fine.closed, count, *sums), made
