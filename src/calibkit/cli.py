@@ -19,6 +19,7 @@ import typer
 
 from . import __version__
 from ._errors import InputError
+from ._files import atomic_path
 from ._json import jsonable
 
 EXIT_BAD_INPUT = 2
@@ -991,20 +992,11 @@ def _check_scale(calibrator: object, kind: str, source: str, *, command: str) ->
 
 
 def _write_table_atomic(target: Path, columns: dict[str, np.ndarray]) -> None:
-    """Write columns as Parquet or CSV to a temporary file beside ``target``, then rename it
-    over ``target``: readers see the old file or the whole new one, never a partial one."""
-    import os
-    import tempfile
-
+    """Write columns as Parquet or CSV atomically (see :mod:`calibkit._files`)."""
     import pyarrow as pa
 
     table = pa.table({name: pa.array(values) for name, values in columns.items()})
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
+    with atomic_path(target, where="apply") as tmp:
         if _TABLE_OUTPUTS[target.suffix.lower()] == "csv":
             import pyarrow.csv as pcsv
 
@@ -1013,10 +1005,6 @@ def _write_table_atomic(target: Path, columns: dict[str, np.ndarray]) -> None:
             import pyarrow.parquet as pq
 
             pq.write_table(table, tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _render_ledger(ledger, console, *, source: str, out: Path) -> None:

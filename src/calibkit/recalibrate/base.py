@@ -7,13 +7,13 @@ import abc
 import inspect
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .._errors import InputError, NotFittedError
+from .._files import write_atomic
 from .._json import jsonable
 
 __all__ = ["Calibrator", "load_calibrator", "save_calibrator"]
@@ -159,18 +159,8 @@ class Calibrator(abc.ABC):
 
 def save_calibrator(calibrator: Calibrator, path: str | os.PathLike[str]) -> Path:
     """Write a fitted calibrator as JSON, atomically: a failed write leaves no partial file."""
-    target = Path(path)
     text = json.dumps(calibrator.to_dict(), indent=2, allow_nan=False)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text + "\n")
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the file from its other readers
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_atomic(path, text + "\n", where="save_calibrator")
 
 
 def load_calibrator(path: str | os.PathLike[str]) -> Calibrator:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import InputError
+from .._files import atomic_path
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -785,21 +785,6 @@ def _threshold_text(t: float) -> str:
 # ----------------------------------------------------------------------------- files
 
 
-def _fresh_file(folder: Path, name: str) -> Path:
-    """Create an empty, unused file beside the target, with the permissions the umask gives a
-    new file (``tempfile.mkstemp`` would make it readable by its owner only)."""
-    for _ in range(100):
-        path = folder / f".{name}.{secrets.token_hex(6)}.tmp"
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        except FileExistsError:  # pragma: no cover - 48 random bits
-            continue
-        return path
-    raise FileExistsError(
-        f"save_figure: no free temporary name in {str(folder)!r}"
-    )  # pragma: no cover
-
-
 _FORMATS = {".png": "png", ".svg": "svg"}
 
 
@@ -836,18 +821,10 @@ def save_figure(fig: Figure | Axes, path: str | os.PathLike[str]) -> Path:
         raise InputError(
             f"save_figure: expected a matplotlib Figure or Axes, got {type(fig).__name__}."
         )
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"save_figure: the folder {str(folder)!r} does not exist.")
-    tmp = _fresh_file(folder, target.name)
-    try:
+    with atomic_path(target, where="save_figure") as tmp:
         if fmt == "png":
             figure.savefig(tmp, format="png", dpi=150)
         else:
             with matplotlib.rc_context({"svg.hashsalt": "calibkit"}):
                 figure.savefig(tmp, format="svg", metadata={"Date": None})
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return target

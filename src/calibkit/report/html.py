@@ -16,11 +16,11 @@ import json
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError
+from .._files import write_atomic
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -143,7 +143,7 @@ def write_report(
         after=after,
         stated=stated,
     )
-    _write_atomic(target, text.encode("utf-8"))
+    write_atomic(target, text, where="write_html")
     return target
 
 
@@ -642,32 +642,6 @@ def _close(fig: Figure) -> None:
 
 
 # ----------------------------------------------------------------------------- writing
-
-
-def _write_atomic(target: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``target``, then rename it over ``target``."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, _mode(target))
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def _mode(target: Path) -> int:
-    """Keep an existing file's permissions; a new report is readable by all (0644)."""
-    try:
-        return target.stat().st_mode & 0o777
-    except FileNotFoundError:
-        return 0o644
 
 
 # ----------------------------------------------------------------------------- text

@@ -25,7 +25,6 @@ import math
 import os
 import platform
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +36,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
+from .._files import write_atomic
 from .._json import jsonable
 
 __all__ = [
@@ -385,20 +385,8 @@ def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
     digest is written as it is (an edited record stays detectably edited)."""
     where = "write_record"
     validate_record(record, where=where)
-    target = Path(path)
     text = json.dumps(record, indent=2, allow_nan=False, ensure_ascii=False)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_atomic(path, text + "\n", where=where)
 
 
 def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
