@@ -28,7 +28,19 @@ _LOGITS_HINT = (
 def to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
     """Convert arrays, lists, pandas/polars columns and pyarrow arrays to numpy, without copying
     where the source allows it."""
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ma.MaskedArray):
+        masked = np.ma.getmaskarray(x)
+        if masked.any():
+            count, index = _where_first(masked)
+            raise InputError(
+                f"{where}: {name} is a masked array with {count} masked "
+                f"{'entry' if count == 1 else 'entries'}, first at {_fmt_index(index)}; calibkit "
+                "does not guess what a mask means: drop those rows from every argument alike "
+                "(keep = ~np.ma.getmaskarray(x); x[keep].data, y[keep]) or fill them "
+                "(x.filled(value)) first."
+            )
+        arr = np.ma.getdata(x)
+    elif isinstance(x, np.ndarray):
         arr = x
     elif hasattr(x, "to_numpy") and not hasattr(x, "__array_namespace__"):  # pandas, polars, arrow
         arr = _column_to_numpy(x, name=name, where=where)
@@ -125,6 +137,18 @@ def float_array(x: Any, *, name: str, where: str, ndim: int | tuple[int, ...]) -
         arr = arr.astype(np.float64)
     elif arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
         arr = arr.astype(np.float32)
+    elif arr.dtype.kind == "f" and arr.dtype.itemsize > 8:  # long double: float64 accumulates
+        with np.errstate(over="ignore"):
+            wide = arr.astype(np.float64)
+        overflow = np.isinf(wide) & np.isfinite(arr)
+        if overflow.any():
+            count, index = _where_first(overflow)
+            raise InputError(
+                f"{where}: {name} holds {count} long-double "
+                f"{'value' if count == 1 else 'values'} beyond the float64 range, first at "
+                f"{_fmt_index(index)}: {arr[index]}; calibkit computes in float64."
+            )
+        arr = wide
     elif arr.dtype.kind != "f":
         raise InputError(f"{where}: {name} must hold real numbers, got dtype {arr.dtype}.")
     return arr
@@ -235,25 +259,33 @@ def labels(y: Any, *, n: int, n_classes: int, where: str, name: str = "labels") 
                 f"{where}: {name} must be whole class indices 0..{n_classes - 1}; "
                 f"{_values_word(count)}, first at {_fmt_index(index)}: {arr[index]}."
             )
+        if arr.min() < 0 or arr.max() >= n_classes:  # before the cast, which would wrap 1e20
+            _label_range(arr, n_classes, name=name, where=where)
         arr = arr.astype(np.int64)
     elif arr.dtype.kind not in "iu":
         raise InputError(f"{where}: {name} must be integer class indices, got dtype {arr.dtype}.")
     lo, hi = arr.min(), arr.max()
     if lo < 0 or hi >= n_classes:
-        bad = (arr < 0) | (arr >= n_classes)
-        count, index = _where_first(bad)
-        if n_classes == 2:
-            raise InputError(
-                f"{where}: {name} must be 0 or 1 (two classes; for a binary forecast, the "
-                f"label or whether the prediction was correct); {_values_word(count)}, first at "
-                f"{_fmt_index(index)}: {arr[index]}."
-            )
-        raise InputError(
-            f"{where}: {name} must lie in 0..{n_classes - 1} (the forecasts have {n_classes} "
-            f"classes); {_values_word(count)}, first at {_fmt_index(index)}: {arr[index]}. "
-            "Map labels to column positions first."
-        )
+        _label_range(arr, n_classes, name=name, where=where)
     return arr
+
+
+def _label_range(arr: np.ndarray, n_classes: int, *, name: str, where: str) -> None:
+    bad = (arr < 0) | (arr >= n_classes)
+    count, index = _where_first(bad)
+    value = arr[index]
+    shown = f"{int(value)}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+    if n_classes == 2:
+        raise InputError(
+            f"{where}: {name} must be 0 or 1 (two classes; for a binary forecast, the "
+            f"label or whether the prediction was correct); {_values_word(count)}, first at "
+            f"{_fmt_index(index)}: {shown}."
+        )
+    raise InputError(
+        f"{where}: {name} must lie in 0..{n_classes - 1} (the forecasts have {n_classes} "
+        f"classes); {_values_word(count)}, first at {_fmt_index(index)}: {shown}. "
+        "Map labels to column positions first."
+    )
 
 
 def probabilities(p: Any, *, where: str, name: str = "probs") -> np.ndarray:
@@ -352,6 +384,23 @@ def positive_int(value: Any, *, name: str, where: str, minimum: int = 1) -> int:
     return int(value)
 
 
+#: The most bins any binned measure accepts: beyond it almost every bin is empty and the
+#: per-bin arrays alone take gigabytes.
+MAX_BINS = 1_000_000
+
+
+def n_bins(value: Any, *, where: str, name: str = "n_bins") -> int:
+    """A bin count: an integer in 1..:data:`MAX_BINS`."""
+    count = positive_int(value, name=name, where=where)
+    if count > MAX_BINS:
+        raise InputError(
+            f"{where}: {name} is {count:,}; calibkit accepts at most {MAX_BINS:,} bins (a "
+            "reliability table with more bins than forecasts is mostly empty). 10 to 20 bins "
+            "are usual; use strategy='quantile' for equal-count bins."
+        )
+    return count
+
+
 def level(value: Any, *, where: str, name: str = "level") -> float:
     if not isinstance(value, (int, float, np.floating)) or not 0.0 < float(value) < 1.0:
         raise InputError(
@@ -382,6 +431,10 @@ def edges(values: Iterable[float] | np.ndarray, *, where: str) -> np.ndarray:
     finite(arr, name="edges", where=where)
     if arr.size < 2:
         raise InputError(f"{where}: edges needs at least 2 values (one bin), got {arr.size}.")
+    if arr.size > MAX_BINS + 1:
+        raise InputError(
+            f"{where}: edges has {arr.size:,} values; calibkit accepts at most {MAX_BINS:,} bins."
+        )
     if arr[0] != 0.0 or arr[-1] != 1.0:
         raise InputError(
             f"{where}: edges must start at 0 and end at 1 so every confidence lands in a bin, "

@@ -43,7 +43,7 @@ class Binning:
 
     @classmethod
     def checked(cls, *, n_bins: int, strategy: str, closed: str, edges: Any, where: str) -> Binning:
-        n_bins = v.positive_int(n_bins, name="n_bins", where=where)
+        n_bins = v.n_bins(n_bins, where=where)
         strategy = v.choice(strategy, name="strategy", allowed=STRATEGIES, where=where)
         closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
         return cls(n_bins, strategy, closed, None if edges is None else v.edges(edges, where=where))

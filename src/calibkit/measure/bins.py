@@ -98,7 +98,7 @@ def resolve_edges(
     if edges is not None:
         values = v.edges(edges, where=where)
         return Edges(values, "explicit", values.size - 1)
-    n_bins = v.positive_int(n_bins, name="n_bins", where=where)
+    n_bins = v.n_bins(n_bins, where=where)
     strategy = v.choice(strategy, name="strategy", allowed=STRATEGIES, where=where)
     if strategy == "uniform":
         return Edges(np.linspace(0.0, 1.0, n_bins + 1), strategy, n_bins)

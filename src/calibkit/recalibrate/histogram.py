@@ -94,7 +94,7 @@ class HistogramBinning(BinaryMapCalibrator[HistogramMap]):
         self.multiclass = multiclass
 
     def _check_settings(self, where: str) -> None:
-        v.positive_int(self.n_bins, name="n_bins", where=where)
+        v.n_bins(self.n_bins, where=where)
         v.choice(self.strategy, name="strategy", allowed=STRATEGIES, where=where)
 
     def _fit_map(self, x: np.ndarray, y: np.ndarray, *, where: str) -> HistogramMap:

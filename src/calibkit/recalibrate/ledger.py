@@ -312,7 +312,7 @@ def compare_calibration(
     where = "compare_calibration"
     _check_calibrator(calibrator, from_logits=from_logits, where=where)
     seed = v.positive_int(seed, name="seed", where=where, minimum=0)
-    n_bins = v.positive_int(n_bins, name="n_bins", where=where)
+    n_bins = v.n_bins(n_bins, where=where)
     n_sims = v.positive_int(n_sims, name="n_sims", where=where)
     x, y = _read(scores, labels, from_logits=from_logits, where=where, name="scores")
     n = int(x.shape[0])
