@@ -11,7 +11,9 @@ the call overhead.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from functools import cache
 from types import ModuleType
 from typing import Any, Literal
@@ -22,6 +24,11 @@ from ._errors import InputError
 
 #: Inputs smaller than this many elements use numpy: numba's call overhead would dominate.
 NUMBA_MIN_ELEMENTS = 200_000
+#: Until the compiled kernels are loaded in a process, inputs smaller than this many elements
+#: use numpy: importing numba and loading the kernels from its disk cache takes about 0.6 s
+#: (and the first run after installing compiles them, about 0.5 s per kernel and input dtype),
+#: which the numpy path beats on anything smaller.
+NUMBA_LOAD_ELEMENTS = 30_000_000
 #: Rows per chunk on the numpy path: bounds the temporaries to a few MB whatever N is.
 CHUNK = 1 << 18
 #: The per-bin sums, in the order the kernels return them.
@@ -36,7 +43,14 @@ def _mode() -> str:
 
 
 @cache
+def _numba_installed() -> bool:
+    return importlib.util.find_spec("numba") is not None
+
+
+@cache
 def _numba_module() -> ModuleType | None:
+    if not _numba_installed():
+        return None
     try:
         from . import _numba_kernels
     except ImportError:
@@ -52,18 +66,26 @@ def _numba() -> ModuleType:
 
 
 def use_numba(n_elements: int) -> bool:
-    """Whether the numba kernel should handle an input of this many elements."""
+    """Whether the numba kernel should handle an input of this many elements.
+
+    ``auto`` (the default) uses numba when it is installed and the input has at least
+    :data:`NUMBA_MIN_ELEMENTS` elements, and, while the kernels are not yet loaded in this
+    process, at least :data:`NUMBA_LOAD_ELEMENTS` (loading them costs more than numpy's whole
+    computation on smaller inputs). ``CALIBKIT_KERNEL=numba`` always uses them.
+    """
     mode = _mode()
     if mode == "numpy":
         return False
-    module = _numba_module()
     if mode == "numba":
-        if module is None:
+        if _numba_module() is None:
             raise InputError(
                 "CALIBKIT_KERNEL=numba but numba is not installed: pip install 'calibkit[fast]'."
             )
         return True
-    return module is not None and n_elements >= NUMBA_MIN_ELEMENTS
+    if n_elements < NUMBA_MIN_ELEMENTS or not _numba_installed():
+        return False
+    loaded = f"{__package__}._numba_kernels" in sys.modules
+    return (loaded or n_elements >= NUMBA_LOAD_ELEMENTS) and _numba_module() is not None
 
 
 def is_uniform(edges: np.ndarray) -> bool:
