@@ -42,6 +42,8 @@ def to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
         arr = np.ma.getdata(x)
     elif isinstance(x, np.ndarray):
         arr = x
+    elif _is_tensor(x):
+        arr = _tensor_to_numpy(x, name=name, where=where)
     elif hasattr(x, "to_numpy") and not hasattr(x, "__array_namespace__"):  # pandas, polars, arrow
         arr = _column_to_numpy(x, name=name, where=where)
     elif isinstance(x, (str, bytes)) or x is None:
@@ -62,6 +64,41 @@ def to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
     if not arr.dtype.isnative:  # big-endian data from a file: the kernels need native order
         arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
+
+
+_TENSOR_MODULES = ("torch", "jax", "jaxlib", "cupy")
+
+
+def _is_tensor(x: Any) -> bool:
+    """A PyTorch, JAX or CuPy array (recognised by module, so none of them is imported)."""
+    return type(x).__module__.split(".")[0] in _TENSOR_MODULES
+
+
+def _tensor_to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
+    """A tensor on any device, with or without autograd, as a host numpy array: detached,
+    copied to the host when it lives on an accelerator, bfloat16 widened to float32 (which
+    holds every bfloat16 exactly; numpy has no bfloat16). Computation then runs in float64
+    accumulators as for any other input."""
+    module = type(x).__module__.split(".")[0]
+    try:
+        if module == "torch":
+            t = x.detach()
+            if t.device.type != "cpu":
+                t = t.cpu()
+            if str(t.dtype) == "torch.bfloat16":
+                t = t.float()
+            return np.asarray(t.numpy())
+        if module == "cupy":
+            return np.asarray(x.get())
+        arr = np.asarray(x)  # JAX: copies from the device
+        if arr.dtype.name == "bfloat16":
+            arr = arr.astype(np.float32)
+        return arr
+    except (TypeError, RuntimeError, ValueError) as exc:
+        raise InputError(
+            f"{where}: {name} ({type(x).__name__} from {module}) could not be read as an array "
+            f"({exc}); pass a numpy array."
+        ) from None
 
 
 def _column_to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,8 @@ from .measure.intervals import INTERVALS
 from .measure.ranking import auc as auc_score
 from .measure.reliability import ReliabilityTable, make_table
 from .measure.scores import BrierDecomposition, brier, decompose_stats, nll
-from .measure.summary import Summary
+from .measure.slope import CalibrationSlope, slope_of
+from .measure.summary import HL_GROUPS, Summary
 from .measure.uncertainty import (
     BOOTSTRAP_FROM_STATS,
     BootstrapInterval,
@@ -67,6 +69,7 @@ class Audit:
     mean_confidence: float
     tests: tuple[TestResult, ...]
     seed: int | None
+    calibration_slope: CalibrationSlope | None = None
 
     @property
     def n(self) -> int:
@@ -86,23 +89,89 @@ class Audit:
         return self.ece <= self.noise_floor.p95
 
     def verdict(self) -> str:
-        """One sentence that reads the ECE against its noise floor and the direction of the gap."""
+        """One sentence that reads the ECE against its noise floor and, when it is beyond noise,
+        the direction of the miscalibration from what measures it: for top-label confidence the
+        mean confidence against the accuracy; for binary forecasts the calibration slope (spread
+        too wide or too narrow) and, separately, the mean forecast against the observed rate.
+        A difference within noise is called so, never given a direction."""
         floor = self.noise_floor
         if self.within_noise:
             return (
                 f"ECE {self.ece:.4f} is within the noise of a perfectly calibrated forecaster "
                 f"with these confidences (95th percentile {floor.p95:.4f})."
             )
-        direction = (
-            "overconfident" if self.mean_confidence > self.accuracy_of_event else "underconfident"
-        )
         times = self.ece / floor.mean if floor.mean > 0 else math.inf
-        return (
+        head = (
             f"ECE {self.ece:.4f} is {times:.1f}x the noise floor ({floor.mean:.4f}; 95th "
-            f"percentile {floor.p95:.4f}): miscalibrated beyond noise, {direction} on "
-            f"average (mean confidence {self.mean_confidence:.4f} vs observed "
-            f"{self.accuracy_of_event:.4f})."
+            f"percentile {floor.p95:.4f}): miscalibrated beyond noise"
         )
+        if self.kind == "top-label":
+            return f"{head}, {self._on_average()}."
+        return f"{head}; {self._spread()}, and {self._frequency()}."
+
+    def in_the_large_z(self) -> float:
+        """Calibration-in-the-large score test from the sums: (observed - expected number of
+        events) / sqrt(sum p (1 - p)), standard normal under calibration (NaN when every
+        forecast is 0 or 1)."""
+        stats = self.stats
+        variance = float(stats.sum_conf.sum() - stats.sum_conf_sq.sum())
+        if variance <= 0.0:
+            return math.nan
+        return float(stats.sum_outcome.sum() - stats.sum_conf.sum()) / math.sqrt(variance)
+
+    def _beyond(self) -> int:
+        """+1 / -1 when the event happens more / less often than forecast beyond noise (at the
+        audit's level), 0 when the difference is within noise."""
+        z = self.in_the_large_z()
+        critical = NormalDist().inv_cdf(0.5 + self.table.level / 2.0)
+        if not math.isfinite(z) or abs(z) <= critical:
+            return 0
+        return 1 if z > 0 else -1
+
+    def _on_average(self) -> str:
+        observed = self.accuracy_of_event
+        compared = f"mean confidence {self.mean_confidence:.4f} vs observed {observed:.4f}"
+        side = self._beyond()
+        if side == 0:
+            return f"but not on average ({compared}, within noise): the gaps differ by bin"
+        return f"{'underconfident' if side > 0 else 'overconfident'} on average ({compared})"
+
+    def _spread(self) -> str:
+        s = self.calibration_slope
+        if s is None:
+            return "the calibration slope was not fitted on this engine, so the spread is not read"
+        if not s.defined:
+            return f"the calibration slope is undefined ({s.note})"
+        pct = f"{s.level * 100:g}%"
+        low, high = s.slope_ci
+        fit = f"calibration slope {s.slope:.3f}, {pct} CI [{low:.3f}, {high:.3f}]"
+        failed = (
+            f"; {s.n_failed} {'forecast' if s.n_failed == 1 else 'forecasts'} of exactly 0 or 1 "
+            "failed, overconfident there"
+            if s.n_failed
+            else ""
+        )
+        if s.spread == "too wide":
+            return (
+                f"the forecasts are spread too wide, overconfident ({fit}; 1 = calibrated){failed}"
+            )
+        if s.spread == "too narrow":
+            return (
+                f"the forecasts are spread too narrowly, underconfident ({fit}; 1 = calibrated)"
+                f"{failed}"
+            )
+        return (
+            f"the {fit} is consistent with 1 (neither over- nor underconfident in spread){failed}"
+        )
+
+    def _frequency(self) -> str:
+        observed = self.accuracy_of_event
+        compared = f"mean forecast {self.mean_confidence:.4f} vs observed rate {observed:.4f}"
+        side = self._beyond()
+        if side == 0:
+            return f"the event y = 1 is forecast as often as it happens ({compared}, within noise)"
+        more = "less" if side > 0 else "more"
+        return f"the event y = 1 is forecast {more} often than it happens ({compared})"
 
     @property
     def accuracy_of_event(self) -> float:
@@ -137,6 +206,10 @@ class Audit:
             "accuracy": self.accuracy,
             "mean_confidence": self.mean_confidence,
             "tests": [t.to_dict() for t in self.tests],
+            "calibration_slope": (
+                None if self.calibration_slope is None else self.calibration_slope.to_dict()
+            ),
+            "in_the_large_z": _finite_or_none(self.in_the_large_z()),
             "table": self.table.to_dict(),
             "seed": self.seed,
             "verdict": self.verdict(),
@@ -191,6 +264,7 @@ class Audit:
                 "argmax" if self.kind == "top-label" else "p >= 0.5 predicts 1",
             ),
             ("mean confidence", f"{self.mean_confidence:.4f}", ""),
+            *self._slope_rows(),
         ]
         rows += [
             (
@@ -204,13 +278,35 @@ class Audit:
         ]
         return rows
 
+    def _slope_rows(self) -> list[tuple[str, str, str]]:
+        s = self.calibration_slope
+        if s is None:
+            return [("calibration slope", "-", "not fitted on this engine")]
+        if not s.defined:
+            return [("calibration slope", "-", f"undefined: {s.note}")]
+        pct = f"{s.level * 100:g}%"
+        return [
+            (
+                "calibration slope",
+                f"{s.slope:.4f}",
+                f"{pct} CI [{s.slope_ci[0]:.4f}, {s.slope_ci[1]:.4f}]; 1 = calibrated, below 1 "
+                "= spread too wide" + (f"; {s.note}" if s.note else ""),
+            ),
+            (
+                "  in the large",
+                f"{s.in_the_large:+.4f}",
+                f"{pct} CI [{s.in_the_large_ci[0]:.4f}, {s.in_the_large_ci[1]:.4f}]; logistic "
+                "intercept at slope 1, 0 = calibrated",
+            ),
+        ]
+
     def __str__(self) -> str:
         what = (
             f"top-label forecasts of a {self.n_classes}-class model"
             if self.kind == "top-label"
             else "binary forecasts (a confidence and its 0/1 outcome)"
         )
-        lines = [f"calibkit audit: {self.n} {what}", "", str(self.table), ""]
+        lines = [f"calibkit audit: {self.n} {what}", "", self.table.text(kind=self.kind), ""]
         width = max(len(r[0]) for r in self.metric_rows())
         lines += [
             f"{name:<{width}}  {value:>8}  {note}".rstrip()
@@ -282,6 +378,8 @@ def audit(
     ('binary', 500, 15, True)
     """
     where = "audit"
+    if labels is None and (source := batches_source(probs)) is not None:
+        probs = source
     if engine is not None or _is_stream(probs):
         from .engines import audit_with_engine
 
@@ -383,6 +481,7 @@ def audit(
         mean_confidence=float(np.mean(conf)),
         tests=tests,
         seed=seed,
+        calibration_slope=slope_of(conf, outcome, level=level),
     )
 
 
@@ -430,10 +529,24 @@ def prepare(probs: Any, labels: Any, *, from_logits: bool, where: str) -> Prepar
 
 
 def _is_stream(data: Any) -> bool:
-    """An iterator (or a callable that makes one) of chunks, not an array-like."""
-    if callable(data):
+    """An iterator (or a callable that makes one) of chunks, not an array-like; or a list of
+    ``(probs, labels)`` batches (see :func:`batches_source`)."""
+    if callable(data) or batches_source(data) is not None:
         return True
     return isinstance(data, Iterable) and iter(data) is data
+
+
+def batches_source(data: Any) -> Callable[[], Any] | None:
+    """A list or tuple of ``(probs, labels)`` pairs (batches collected in a loop) as a callable
+    stream that can be read twice (so quantile edges stay exact); None for anything else."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return None
+    if not all(isinstance(b, (tuple, list)) and len(b) == 2 for b in data):
+        return None
+    if all(np.ndim(b[0]) == 0 for b in data):  # a list of (p, y) number pairs, not batches
+        return None
+    batches = list(data)
+    return lambda: iter(batches)
 
 
 def audit_from_summary(
@@ -489,8 +602,12 @@ def audit_from_summary(
         auc=summary.auc,
         accuracy=summary.n_correct / n,
         mean_confidence=float(stats.sum_conf.sum() / n),
-        tests=(spiegelhalter_from_stats(stats), hosmer_lemeshow_from_stats(summary.deciles)),
+        tests=(
+            spiegelhalter_from_stats(stats),
+            hosmer_lemeshow_from_stats(summary.deciles, requested=HL_GROUPS),
+        ),
         seed=seed,
+        calibration_slope=summary.slope,
     )
 
 

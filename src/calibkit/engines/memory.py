@@ -14,6 +14,7 @@ from ..audit import Prepared
 from ..measure.bins import BinStats, Edges
 from ..measure.ranking import auc as auc_score
 from ..measure.scores import brier, nll
+from ..measure.slope import slope_of
 from ..measure.summary import Summary
 from ._plan import Binning, classwise_names, needs, plan_edges
 
@@ -49,7 +50,9 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
     edges = plan_edges(wanted, n=f.conf.size, order_statistics=order_statistics, where=where)
     auc = None if f.outcome.all() or not f.outcome.any() else auc_score(f.conf, f.outcome)
     return replace(
-        chunk_summary(f, edges, closed={k: w.closed for k, w in wanted.items()}), auc=auc
+        chunk_summary(f, edges, closed={k: w.closed for k, w in wanted.items()}),
+        auc=auc,
+        slope=slope_of(f.conf, f.outcome),
     )
 
 

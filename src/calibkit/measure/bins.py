@@ -88,6 +88,7 @@ def resolve_edges(
     edges: Any,
     where: str,
     closed: str = "right",
+    warn: bool = True,
 ) -> Edges:
     """Edges plus how they were made (used by every binned measure).
 
@@ -106,7 +107,7 @@ def resolve_edges(
         raise InputError(f"{where}: quantile edges need the confidences they are computed from.")
     conf = v.confidence(confidence, where=where).astype(np.float64, copy=False)
     inner = np.quantile(conf, quantile_levels(n_bins))
-    return quantile_edges(inner, n_bins=n_bins, closed=closed, where=where, stacklevel=4)
+    return quantile_edges(inner, n_bins=n_bins, closed=closed, where=where, stacklevel=4, warn=warn)
 
 
 def quantile_levels(n_bins: int) -> np.ndarray:
@@ -141,17 +142,25 @@ def interpolate_order_statistics(
 
 
 def quantile_edges(
-    inner: np.ndarray, *, n_bins: int, closed: str, where: str, stacklevel: int = 2
+    inner: np.ndarray,
+    *,
+    n_bins: int,
+    closed: str,
+    where: str,
+    stacklevel: int = 2,
+    warn: bool = True,
 ) -> Edges:
-    """Edges from the inner quantiles: ties collapsed (with a warning), a bin [0, 0] or [1, 1]
-    kept for a quantile of exact zeros or ones."""
+    """Edges from the inner quantiles: ties collapsed (with a warning unless ``warn`` is False:
+    a test whose result notes the groups it used), a bin [0, 0] or [1, 1] kept for a quantile of
+    exact zeros or ones."""
     values = np.unique(np.concatenate(([0.0], inner, [1.0])))
     if closed == "right" and inner.size and inner[0] == 0.0:
         values = np.concatenate(([0.0], values))  # the bin [0, 0]
     elif closed == "left" and inner.size and inner[-1] == 1.0:
         values = np.concatenate((values, [1.0]))  # the bin [1, 1]
     made = Edges(values, "quantile", n_bins)
-    made.warn_if_collapsed(where, stacklevel=stacklevel)
+    if warn:
+        made.warn_if_collapsed(where, stacklevel=stacklevel)
     return made
 
 

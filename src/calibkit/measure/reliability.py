@@ -78,7 +78,8 @@ class ReliabilityTable:
 
     @property
     def gap(self) -> np.ndarray:
-        """Observed accuracy minus mean confidence: negative means overconfident."""
+        """Observed frequency minus mean confidence: negative where the event happens less
+        often than forecast (for a top-label confidence: overconfident)."""
         return self.acc - self.conf
 
     @property
@@ -146,6 +147,10 @@ class ReliabilityTable:
         }
 
     def __str__(self) -> str:
+        return self.text()
+
+    def text(self, *, kind: str | None = None) -> str:
+        """The table as text; ``kind`` (``"top-label"`` or ``"binary"``) words the gap's note."""
         labels = self.bin_labels()
         width = max(len(s) for s in labels + ["bin"])
         ci_head = f"{int(round(self.level * 100))}% {self.interval}" if self.interval else ""
@@ -167,9 +172,19 @@ class ReliabilityTable:
         note = f", {collapsed} collapsed by ties" if collapsed > 0 else ""
         lines.append(
             f"N = {self.n}, M = {self.stats.n_bins} {self.strategy} bins{note}, "
-            f"{self.closed}-closed; gap = acc - conf (negative = overconfident)"
+            f"{self.closed}-closed; {gap_note(kind)}"
         )
         return "\n".join(lines)
+
+
+def gap_note(kind: str | None) -> str:
+    """How to read the gap column, by what the confidences forecast: a top-label confidence
+    (a negative gap is overconfidence), P(y = 1) of a binary model (a negative gap means y = 1
+    happened less often than forecast, which is overconfidence above 0.5 and underconfidence
+    below it), or any forecast of an event (``None``)."""
+    if kind == "top-label":
+        return "gap = acc - conf (negative = overconfident)"
+    return "gap = acc - conf (negative: the event happened less often than forecast)"
 
 
 def _num(x: float) -> str:
@@ -192,6 +207,7 @@ def binned(
     closed: str,
     edges: Any,
     where: str,
+    warn: bool = True,
 ) -> tuple[BinStats, Edges]:
     """Validate, choose edges and accumulate :class:`BinStats` (shared by every binned measure)."""
     closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
@@ -202,6 +218,7 @@ def binned(
         edges=edges,
         where=where,
         closed=closed,
+        warn=warn,
     )
     stats = BinStats.from_forecasts(
         confidence, outcome, edges=made.values, closed=closed, where=where

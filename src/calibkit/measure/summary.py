@@ -20,6 +20,7 @@ import numpy as np
 from .. import _kernels
 from .._errors import InputError
 from .bins import BinStats, Edges, quantile_levels
+from .slope import CalibrationSlope
 
 __all__ = ["RankGrid", "Summary", "coarsen", "fine_edges", "grid_index"]
 
@@ -102,7 +103,8 @@ class Summary:
     ``n_correct`` counts correct predictions (argmax for top-label, p >= 0.5 for binary),
     ``brier_sum`` and ``nll_sum`` add the full forecast's scores (``nll_sum`` is inf when a true
     class had probability 0). ``auc`` is exact when ``auc_error`` is 0, else within it.
-    ``notes`` say where an approximation was used.
+    ``slope`` is the calibration slope fit (by Newton steps over the data, so not a sum: None
+    where the engine did not fit it). ``notes`` say where an approximation was used.
     """
 
     kind: str
@@ -116,6 +118,7 @@ class Summary:
     nll_sum: float
     auc: float | None
     auc_error: float = 0.0
+    slope: CalibrationSlope | None = None
     engine: str = "memory"
     notes: tuple[str, ...] = field(default=())
 
@@ -188,6 +191,7 @@ class Summary:
             nll_sum=self.nll_sum + other.nll_sum,
             auc=None,
             auc_error=0.0,
+            slope=None,
         )
 
     def with_engine(self, engine: str, *notes: str) -> Summary:

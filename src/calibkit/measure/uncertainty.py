@@ -439,8 +439,12 @@ def spiegelhalter_z(confidence: Any, outcome: Any) -> TestResult:
     return spiegelhalter_from_stats(stats)
 
 
-def hosmer_lemeshow_from_stats(stats: BinStats, *, fitted: bool = False) -> TestResult:
-    """Hosmer-Lemeshow C statistic over the bins of ``stats``."""
+def hosmer_lemeshow_from_stats(
+    stats: BinStats, *, fitted: bool = False, requested: int | None = None
+) -> TestResult:
+    """Hosmer-Lemeshow C statistic over the bins of ``stats``; ``requested`` is the number of
+    groups asked for, so the note can say how many tied confidences merged (a note, not a
+    warning: ties are normal in real forecasts and the test is still defined)."""
     from scipy.stats import chi2
 
     nz = stats.count > 0
@@ -449,6 +453,8 @@ def hosmer_lemeshow_from_stats(stats: BinStats, *, fitted: bool = False) -> Test
     denom = expected * (1.0 - expected / n_g)
     degenerate = denom <= 0.0
     note = f"{int(nz.sum())} equal-mass groups"
+    if requested is not None and stats.n_bins < requested:
+        note += f" of {requested} requested (tied confidences merged the others)"
     if np.any(degenerate & (observed != expected)):
         stat = float("inf")
         note += "; a group of forecasts all exactly 0 or 1 holds a contrary outcome"
@@ -495,5 +501,6 @@ def hosmer_lemeshow(
         closed="right",
         edges=None,
         where=where,
+        warn=False,
     )
-    return hosmer_lemeshow_from_stats(stats, fitted=fitted)
+    return hosmer_lemeshow_from_stats(stats, fitted=fitted, requested=n_groups)

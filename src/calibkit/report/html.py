@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError
 from .._files import write_atomic
+from ..measure.reliability import gap_note
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -349,7 +350,7 @@ def _reliability(audit: Audit) -> str:
         else f"Reliability diagram, M = {audit.n_bins} {table.strategy} bins, N = {audit.n:,}."
     )
     figure = _img(fig, alt="Reliability diagram", caption=caption)
-    return f'<div class="pair">\n{figure}\n{_reliability_table(table)}\n</div>'
+    return f'<div class="pair">\n{figure}\n{_reliability_table(table, kind=audit.kind)}\n</div>'
 
 
 def _stated(stated: Any) -> str:
@@ -392,7 +393,8 @@ def _stated(stated: Any) -> str:
                 alt=f"Reliability diagram, {name}, {r.source}",
                 caption=f"{name}, {r.source}: N = {r.n:,}.",
             )
-            parts.append(f'<div class="pair">\n{figure}\n{_reliability_table(r.table)}\n</div>')
+            table = _reliability_table(r.table, kind="top-label")  # a confidence of being right
+            parts.append(f'<div class="pair">\n{figure}\n{table}\n</div>')
     summary = (
         "<table>\n<thead><tr>"
         + "".join(_th(_e(h)) for h in head)
@@ -403,7 +405,7 @@ def _stated(stated: Any) -> str:
     return summary + "\n" + "\n".join(parts)
 
 
-def _reliability_table(table: ReliabilityTable) -> str:
+def _reliability_table(table: ReliabilityTable, *, kind: str | None = None) -> str:
     head = ["bin", "count", "mean conf", "accuracy", "gap", "se"]
     if table.interval:
         head.append(f"{_pct(table.level)} {table.interval} interval")
@@ -426,7 +428,7 @@ def _reliability_table(table: ReliabilityTable) -> str:
             cells.append(_td(_interval(row.ci_low, row.ci_high)))
         rows.append('<tr class="bin">' + "".join(cells) + "</tr>")
     note = (
-        f"N = {table.n:,}; gap = accuracy - mean confidence (negative = overconfident)"
+        f"N = {table.n:,}; {gap_note(kind)}"
         + (
             f"; a gap in red: the mean confidence lies outside the bin's {_pct(table.level)} "
             "interval"

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..measure.reliability import gap_note
+
 if TYPE_CHECKING:
     from ..audit import Audit
     from ..monitoring import Monitor
@@ -83,7 +85,7 @@ def reliability_note(audit: Audit) -> str:
     ties = f", {collapsed} collapsed by ties" if collapsed > 0 else ""
     note = (
         f"N = {table.n}, M = {audit.n_bins} {table.strategy} bins{ties}, "
-        f"{table.closed}-closed; gap = acc - conf (negative = overconfident)"
+        f"{table.closed}-closed; {gap_note(audit.kind)}"
     )
     if table.interval:
         note += f"; red gap: conf outside the {int(round(table.level * 100))}% interval"

@@ -1,0 +1,104 @@
+"""Calibration slope and intercept: against scikit-learn's unpenalised logistic regression, by
+construction (logits scaled by a known factor), and the treatment of forecasts of 0 and 1."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import calibkit as ck
+from calibkit.measure.slope import calibration_slope
+
+
+def _forecasts(n: int, seed: int, *, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """Forecasts p = sigmoid(z) whose outcomes follow sigmoid(a + b z)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(-0.5, 1.5, n)
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(a + b * z)))).astype(int)
+    return 1.0 / (1.0 + np.exp(-z)), y
+
+
+@pytest.mark.parametrize(("a", "b"), [(0.0, 1.0), (0.3, 0.7), (-0.5, 1.8)])
+def test_slope_and_intercept_equal_scikit_learns_maximum_likelihood(a: float, b: float) -> None:
+    sklearn = pytest.importorskip("sklearn.linear_model")
+    p, y = _forecasts(4000, 1, a=a, b=b)
+    s = calibration_slope(p, y)
+    x = (np.log(p) - np.log1p(-p))[:, None]
+    fit = sklearn.LogisticRegression(C=np.inf, tol=1e-14, max_iter=100_000).fit(x, y)
+    assert s.slope == pytest.approx(fit.coef_[0, 0], rel=1e-8)
+    assert s.intercept == pytest.approx(fit.intercept_[0], abs=1e-8)
+    # in the large: the intercept with the slope held at 1 (logit as an offset), by 1-D Newton
+    # in the test: solve sum(y - sigmoid(a1 + x)) = 0
+    a1 = 0.0
+    for _ in range(100):
+        q = 1.0 / (1.0 + np.exp(-(a1 + x[:, 0])))
+        a1 += np.sum(y - q) / np.sum(q * (1 - q))
+    assert s.in_the_large == pytest.approx(a1, abs=1e-10)
+
+
+def test_standard_errors_are_the_inverse_information() -> None:
+    p, y = _forecasts(3000, 2, a=0.2, b=0.9)
+    s = calibration_slope(p, y)
+    x = np.log(p) - np.log1p(-p)
+    q = 1.0 / (1.0 + np.exp(-(s.intercept + s.slope * x)))
+    w = q * (1 - q)
+    info = np.array([[w.sum(), (w * x).sum()], [(w * x).sum(), (w * x * x).sum()]])
+    cov = np.linalg.inv(info)
+    assert s.intercept_se == pytest.approx(math.sqrt(cov[0, 0]), rel=1e-9)
+    assert s.slope_se == pytest.approx(math.sqrt(cov[1, 1]), rel=1e-9)
+    z = 1.959963984540054
+    assert s.slope_ci == pytest.approx((s.slope - z * s.slope_se, s.slope + z * s.slope_se))
+    assert s.slope_p == pytest.approx(math.erfc(abs(s.slope - 1) / s.slope_se / math.sqrt(2)))
+
+
+def test_logits_twice_too_large_give_slope_one_half_and_the_direction() -> None:
+    rng = np.random.default_rng(0)
+    z = rng.normal(0, 1.5, 50_000)
+    y = (rng.random(z.size) < 1 / (1 + np.exp(-z))).astype(int)
+    wide = calibration_slope(1 / (1 + np.exp(-2 * z)), y)
+    narrow = calibration_slope(1 / (1 + np.exp(-z / 2)), y)
+    assert wide.slope == pytest.approx(0.5, abs=0.02) and wide.spread == "too wide"
+    assert narrow.slope == pytest.approx(2.0, abs=0.08) and narrow.spread == "too narrow"
+    calibrated = calibration_slope(1 / (1 + np.exp(-z)), y)
+    assert calibrated.slope_ci[0] < 1 < calibrated.slope_ci[1] and calibrated.spread is None
+
+
+def test_forecasts_of_zero_and_one_that_agree_change_nothing() -> None:
+    p, y = _forecasts(2000, 3, a=0.1, b=0.8)
+    base = calibration_slope(p, y)
+    more = calibration_slope(np.r_[p, 0.0, 1.0, 1.0], np.r_[y, 0, 1, 1])
+    assert more.slope == pytest.approx(base.slope, rel=1e-12)
+    assert (more.n, more.n_certain, more.n_failed, more.note) == (2003, 3, 0, "")
+
+
+def test_a_failed_certainty_is_reported_beside_the_slope_of_the_others() -> None:
+    p, y = _forecasts(2000, 3, a=0.1, b=0.8)
+    base = calibration_slope(p, y)
+    failed = calibration_slope(np.r_[p, 1.0, 0.0], np.r_[y, 0, 0])
+    assert failed.defined and failed.slope == pytest.approx(base.slope, rel=1e-12)
+    assert failed.n_failed == 1 and failed.n_certain == 2
+    assert "1 forecast of exactly 0 or 1 failed" in failed.note
+
+
+@pytest.mark.parametrize(
+    ("p", "y", "why"),
+    [
+        ([0.1, 0.2, 0.3, 0.7, 0.8, 0.9], [0, 0, 0, 1, 1, 1], "separated"),
+        ([0.5, 0.5, 0.5, 0.5], [0, 0, 1, 1], "separated by the forecasts (or every"),
+        ([0.0, 1.0, 0.3], [0, 1, 1], "fewer than 3 forecasts strictly between 0 and 1"),
+    ],
+)
+def test_undefined_fits_say_why(p, y, why) -> None:
+    s = calibration_slope(p, y)
+    assert not s.defined and why in s.note and math.isnan(s.slope)
+    assert s.spread is None and s.frequency is None
+    assert s.to_dict()["slope"] is None
+
+
+def test_bad_input_is_refused() -> None:
+    with pytest.raises(ck.InputError, match="confidence must lie in"):
+        calibration_slope([0.2, 1.2], [0, 1])
+    with pytest.raises(ck.InputError, match="outcome must be 0 or 1"):
+        calibration_slope([0.2, 0.3], [0, 2])
