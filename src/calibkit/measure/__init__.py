@@ -7,6 +7,7 @@ from .intervals import binomial_interval
 from .ranking import auc
 from .reliability import ReliabilityRow, ReliabilityTable, reliability_bins
 from .scores import BrierDecomposition, accuracy, brier, brier_decomposition, nll
+from .slope import CalibrationSlope, calibration_slope
 from .uncertainty import (
     BootstrapInterval,
     NoiseFloor,
@@ -21,6 +22,7 @@ __all__ = [
     "BinStats",
     "BootstrapInterval",
     "BrierDecomposition",
+    "CalibrationSlope",
     "NoiseFloor",
     "ReliabilityRow",
     "ReliabilityTable",
@@ -33,6 +35,7 @@ __all__ = [
     "bootstrap_ece",
     "brier",
     "brier_decomposition",
+    "calibration_slope",
     "classwise_ece",
     "debiased_squared_ce",
     "ece",
