@@ -79,6 +79,7 @@ CONF_OUT: dict[str, Fn] = {
     "bootstrap_ece": lambda c, o: ck.bootstrap_ece(c, o, n_boot=10),
     "debiased_squared_ce": lambda c, o: ck.debiased_squared_ce(c, o, n_bins=2),
     "spiegelhalter_z": lambda c, o: ck.spiegelhalter_z(c, o),
+    "calibration_slope": lambda c, o: ck.calibration_slope(c, o),
     "hosmer_lemeshow": lambda c, o: ck.hosmer_lemeshow(c, o, n_groups=2),
     "BinStats.from_forecasts": lambda c, o: ck.BinStats.from_forecasts(c, o, edges=EDGES4),
     "BinStats.from_chunks": lambda c, o: ck.BinStats.from_chunks([(c, o)], edges=EDGES4),

@@ -224,6 +224,12 @@ def unit_interval(arr: np.ndarray, *, name: str, where: str, hint: str = _LOGITS
         )
     bad = (arr < 0.0) | (arr > 1.0)
     count, index = _where_first(bad)
+    if lo >= 0.0 and 1.0 < hi <= 100.0 and hint == _LOGITS_HINT:
+        hint = (
+            f"These look like percentages (from {lo:g} to {hi:g}): divide them by 100. If they "
+            "are logits or scores instead, turn them into probabilities first (ck.softmax, "
+            "ck.sigmoid, or from_logits=True; --logits on the command line)."
+        )
     raise InputError(
         f"{where}: {name} must lie in [0, 1]; {_values_word(count)}, first at "
         f"{_fmt_index(index)}: {arr[index]}. {hint}"
@@ -313,10 +319,18 @@ def _label_range(arr: np.ndarray, n_classes: int, *, name: str, where: str) -> N
     value = arr[index]
     shown = f"{int(value)}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
     if n_classes == 2:
+        hint = ""
+        if arr.dtype.kind in "iu" and arr.min() >= 0 and arr.max() < 10_000:
+            k = int(arr.max()) + 1
+            hint = (
+                f" The labels hold {k} classes (0..{k - 1}) but a 1-D forecast is binary: pass "
+                f"the (N, {k}) class probabilities, or, for the forecast of one class c, the "
+                "outcome labels == c."
+            )
         raise InputError(
             f"{where}: {name} must be 0 or 1 (two classes; for a binary forecast, the "
             f"label or whether the prediction was correct); {_values_word(count)}, first at "
-            f"{_fmt_index(index)}: {shown}."
+            f"{_fmt_index(index)}: {shown}.{hint}"
         )
     raise InputError(
         f"{where}: {name} must lie in 0..{n_classes - 1} (the forecasts have {n_classes} "

@@ -91,3 +91,19 @@ def test_a_huge_float_label_is_shown_as_itself(label: float) -> None:
         ck.audit(np.array([0.2, 0.8]), np.array([0, label]))
     with pytest.raises(InputError, match=rf"must lie in 0\.\.2 .* first at index 0: {shown}"):
         ck.audit(np.full((2, 3), 1 / 3), np.array([label, 0]))
+
+
+@pytest.mark.parametrize("call", [lambda p: ck.ece(p, [0, 1, 1]), lambda p: ck.audit(p, [0, 1, 1])])
+def test_percentages_get_the_divide_by_100_hint(call) -> None:
+    with pytest.raises(InputError, match=r"look like percentages \(from 20 to 80\): divide"):
+        call(np.array([20.0, 80.0, 55.0]))
+
+
+def test_a_one_d_forecast_with_multiclass_labels_says_what_to_pass() -> None:
+    with pytest.raises(
+        InputError,
+        match=r"The labels hold 10 classes \(0\.\.9\) but a 1-D forecast is binary: pass the "
+        r"\(N, 10\) class probabilities, or, for the forecast of one class c, the outcome "
+        r"labels == c\.",
+    ):
+        ck.audit(np.array([0.2, 0.3, 0.1]), [3, 9, 0])
