@@ -1,14 +1,16 @@
 """Decide: turn a confidence into act / ask / escalate decisions with stated costs, and a
 threshold whose selective risk is guaranteed."""
 
-from .actions import ActionChoice, choose_actions
+from .actions import ActionChoice, ActionsEvaluation, choose_actions
 from .coverage import RiskCoverage, risk_coverage
-from .guarantee import RiskGuarantee, guaranteed_threshold
+from .guarantee import GuaranteeEvaluation, RiskGuarantee, guaranteed_threshold
 from .policy import PolicyRow, PolicyTable, act_forecast, decision_report, policy_table
 from .thresholds import ThresholdChoice, choose_threshold, chow_threshold
 
 __all__ = [
     "ActionChoice",
+    "ActionsEvaluation",
+    "GuaranteeEvaluation",
     "PolicyRow",
     "PolicyTable",
     "RiskCoverage",
