@@ -1,7 +1,16 @@
-"""Decide: turn a confidence into act / ask / escalate decisions with stated costs, and a
-threshold whose selective risk is guaranteed."""
+"""Decide: turn a confidence into act / ask / escalate decisions with stated costs, a
+threshold whose selective risk is guaranteed, and a binary model's threshold on P(y = 1) from
+the costs of its two errors."""
 
 from .actions import ActionChoice, ActionsEvaluation, choose_actions
+from .binary import (
+    BinaryPolicyRow,
+    BinaryPolicyTable,
+    BinaryThresholdChoice,
+    bayes_threshold,
+    binary_policy_table,
+    choose_binary_threshold,
+)
 from .coverage import RiskCoverage, risk_coverage
 from .guarantee import GuaranteeEvaluation, RiskGuarantee, guaranteed_threshold
 from .policy import PolicyRow, PolicyTable, act_forecast, decision_report, policy_table
@@ -10,6 +19,9 @@ from .thresholds import ThresholdChoice, choose_threshold, chow_threshold
 __all__ = [
     "ActionChoice",
     "ActionsEvaluation",
+    "BinaryPolicyRow",
+    "BinaryPolicyTable",
+    "BinaryThresholdChoice",
     "GuaranteeEvaluation",
     "PolicyRow",
     "PolicyTable",
@@ -17,7 +29,10 @@ __all__ = [
     "RiskGuarantee",
     "ThresholdChoice",
     "act_forecast",
+    "bayes_threshold",
+    "binary_policy_table",
     "choose_actions",
+    "choose_binary_threshold",
     "choose_threshold",
     "chow_threshold",
     "decision_report",
