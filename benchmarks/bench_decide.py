@@ -5,7 +5,9 @@
 
 Issue 4's targets: ``risk_coverage`` and ``choose_threshold`` on 1e7 forecasts in about the time
 of one sort of the confidences (the ratio to ``np.argsort`` is printed; both functions sort once,
-stably, and do O(N) work around it), and the exact three-action search ``choose_actions`` on
+stably, and do O(N) work around it; so does ``choose_binary_threshold``, the exact threshold on
+P(y = 1) from the costs of a binary model's two errors), and the exact three-action search
+``choose_actions`` on
 1e6 forecasts in seconds. Two inputs: distinct float64 confidences (every value its own step)
 and float32-rounded ones (ties, as a top-label softmax in float32 gives). Best of ``repeat``
 calls after one warm-up (harness.timeit); ratios hold on a shared, noisy machine where absolute
@@ -65,6 +67,16 @@ def bench_curve(n: int, repeat: int, log=print) -> list[dict]:
                 ck.choose_threshold, conf, correct, 10.0, 1.0, repeat=repeat
             ),
         }
+        choose_binary = _optional("binary", "choose_binary_threshold")
+        if choose_binary is not None:  # the confidences read as P(y = 1), the outcomes as labels
+            cases["choose_binary_threshold (1, 20)"] = H.timeit(
+                choose_binary,
+                conf,
+                correct,
+                l_false_positive=1.0,
+                l_false_negative=20.0,
+                repeat=repeat,
+            )
         log(f"{'call':<34} {'best':>10} {'first':>10} {'/ argsort':>10}")
         for name, t in cases.items():
             ratio = t.best / sort.best

@@ -228,7 +228,9 @@ def test_bad_options(tmp_path, option, match):
 def test_bad_file(tmp_path):
     assert_bad_input(invoke(tmp_path / "missing.csv", *COSTS), "missing.csv")
     bad = write_csv(tmp_path / "bad.csv", {"confidence": [0.9, 1.4, 0.7], "correct": [1, 0, 1]})
-    assert_bad_input(invoke(bad, *COSTS), "decide: confidence must lie in [0, 1]")
+    assert_bad_input(
+        invoke(bad, *COSTS), "decide: confidence (column 'confidence') must lie in [0, 1]"
+    )
 
 
 def test_help_lists_decide():
@@ -287,3 +289,154 @@ def test_guaranteed_risk(tmp_path):
     acted = conf[report] >= g.threshold
     assert check["n_acted"] == int(acted.sum())
     assert check["risk"] == pytest.approx(1 - out[report][acted].mean())
+
+
+# ----------------------------------------------------------------------------- HTML = terminal
+
+
+def _html(tmp_path: Path, name: str, *args: object) -> str:
+    page = tmp_path / name
+    result = invoke(*args, "--html", page)
+    assert result.exit_code == 0, result.output
+    return page.read_text(encoding="utf-8")
+
+
+def test_html_shows_every_section_the_terminal_shows(tmp_path):
+    path = confidence_csv(tmp_path / "preds.csv", n=600)
+    extra = ["--ask-cost", "0.5", "--ask-wrong-cost", "4", "--target-risk", "0.2"]
+    plain = _html(tmp_path, "plain.html", path, *COSTS)
+    full = _html(tmp_path, "full.html", path, *COSTS, *extra)
+    assert full != plain
+    for section in ('id="actions"', 'id="guarantee"', 'id="actions-table"'):
+        assert section in full and section not in plain
+    text = invoke(path, *COSTS, *extra).stdout
+    d = json.loads(invoke(path, *COSTS, *extra, "--json").stdout)
+    # the numbers the terminal prints for both parts are on the page
+    g, held = d["guarantee"], d["guarantee"]["on_reporting_half"]
+    for shown in (
+        f"upper bound {g['bound']:.4f}",
+        f"coverage {held['coverage']:.4f}, risk {held['risk']:.4f}",
+        f"cost {d['actions']['on_reporting_half']['cost']:.4f} per case",
+        "exchangeable with the calibration data",
+    ):
+        assert shown in " ".join(text.split()), shown
+        assert shown in full, shown
+
+
+# ----------------------------------------------------------------------------- binary costs
+
+BINARY_COSTS = ["--false-positive-cost", "1", "--false-negative-cost", "20"]
+
+
+def binary_csv(path: Path, n: int = 600, seed: int = 3, logits: bool = False) -> Path:
+    rng = np.random.default_rng(seed)
+    s = rng.normal(-1, 3, n)
+    y = (rng.random(n) < ck.sigmoid(s)).astype(int)
+    column = {"logit_1": s} if logits else {"p_positive": ck.sigmoid(s)}
+    return write_csv(path, {**column, "label": y})
+
+
+@pytest.mark.parametrize("logits", [False, True])
+def test_binary_costs_follow_the_library(tmp_path, logits):
+    path = binary_csv(tmp_path / "binary.csv", logits=logits)
+    result = invoke(path, *BINARY_COSTS, "--json")
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.stdout)
+    assert d["policy_table"] is None and d["binary_policy"] is not None
+    table = pcsv.read_csv(path).to_pydict()
+    scores = np.array(table["logit_1" if logits else "p_positive"])
+    y = np.array(table["label"])
+    choose, report = stratified_split(y, calibration_fraction=0.5, seed=0)
+    expected = ck.binary_policy_table(
+        scores[choose],
+        y[choose],
+        scores[report],
+        y[report],
+        l_false_positive=1,
+        l_false_negative=20,
+        from_logits=logits,
+    ).to_dict()
+    assert d["binary_policy"] == expected
+    assert d["binary_policy"]["bayes_threshold"] == pytest.approx(1 / 21)
+
+
+def test_binary_costs_in_the_terminal_and_the_page(tmp_path):
+    path = binary_csv(tmp_path / "binary.csv")
+    result = invoke(path, *BINARY_COSTS)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for policy in ("flag nothing", "flag everything", "argmax (P >= 0.5)", "Bayes threshold"):
+        assert policy in out
+    assert "a false positive costs 1, a false negative 20 (Bayes threshold 0.04762)" in " ".join(
+        out.split()
+    )
+    assert "policy table" not in out  # no --wrong-cost: no act-or-defer table
+    page = _html(tmp_path, "binary.html", path, *BINARY_COSTS)
+    assert 'id="binary-table"' in page and "Bayes threshold (calibrated P)" in page
+    both = invoke(path, *BINARY_COSTS, *COSTS, "-q")
+    assert both.exit_code == 0, both.output
+    lines = both.stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("act when confidence >= ")
+    assert lines[1].startswith("flag when P(y = 1) >= ")
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--false-positive-cost", "1"], "--false-positive-cost and --false-negative-cost go"),
+        (["--false-negative-cost", "20"], "--false-positive-cost and --false-negative-cost go"),
+        ([*BINARY_COSTS, "--wrong-cost", "10"], "--defer-cost is required"),
+        ([*BINARY_COSTS, "--ask-cost", "1", "--ask-wrong-cost", "2"], "--ask-cost needs"),
+        (
+            ["--false-positive-cost", "0", "--false-negative-cost", "20"],
+            "l_false_positive must be a positive number",
+        ),
+    ],
+)
+def test_bad_binary_costs(tmp_path, args, match):
+    assert_bad_input(invoke(binary_csv(tmp_path / "b.csv"), *args), match)
+
+
+def test_binary_costs_need_a_binary_model(tmp_path):
+    conf = confidence_csv(tmp_path / "preds.csv")
+    assert_bad_input(
+        invoke(conf, *BINARY_COSTS), "gives a confidence that each prediction is right"
+    )
+    rng = np.random.default_rng(1)
+    probs = ck.softmax(rng.normal(0, 2, (90, 3)))
+    columns = {f"prob_{k}": probs[:, k] for k in range(3)}
+    three = write_csv(tmp_path / "three.csv", {**columns, "label": np.arange(90) % 3})
+    assert_bad_input(invoke(three, *BINARY_COSTS), "need a binary model, but three.csv")
+
+
+# ----------------------------------------------------------------------------- forms, digits
+
+
+def test_a_confidence_column_of_p_of_class_one_warns_once(tmp_path):
+    rng = np.random.default_rng(3)
+    p = ck.sigmoid(rng.normal(-1, 3, 400))
+    path = write_csv(tmp_path / "p.csv", {"confidence": p, "correct": (rng.random(400) < p)})
+    args = [path, *COSTS, "--ask-cost", "0.5", "--ask-wrong-cost", "4", "--target-risk", "0.2"]
+    result = invoke(*args, "-q")
+    assert result.exit_code == 0, result.output
+    [warning] = result.stderr.splitlines()
+    share = np.mean(p < 0.05)
+    assert warning.startswith(f"calibkit: warning: decide: {share:.0%} of the confidences")
+    assert "pass it with --probs COLUMN and the labels with --label COLUMN" in warning
+    same = write_csv(tmp_path / "p2.csv", {"p_positive": p, "label": (rng.random(400) < p)})
+    assert invoke(same, *COSTS, "-q").stderr == ""  # read as probabilities: no warning
+
+
+def test_a_saturated_threshold_is_not_printed_as_one(tmp_path):
+    rng = np.random.default_rng(0)
+    conf = 1 - 10.0 ** rng.uniform(-9, -6, 400)
+    correct = (rng.random(400) < 0.97).astype(int)
+    path = write_csv(tmp_path / "saturated.csv", {"confidence": conf, "correct": correct})
+    d = json.loads(invoke(path, *COSTS, "--json").stdout)
+    chosen = next(r for r in d["policy_table"]["rows"] if r["key"] == "chosen")["threshold"]
+    assert 1 - 1e-6 < chosen < 1
+    gap = f"{1 - chosen:.2g}".replace("e-0", "e-")
+    verdict = invoke(path, *COSTS, "-q").stdout
+    assert verdict.startswith(f"act when confidence >= 1 - {gap} (chosen on")
+    assert f"1 - {gap}" in " ".join(invoke(path, *COSTS).stdout.split())

@@ -98,6 +98,9 @@ BINARY_PROBS: dict[str, Fn] = {
     "accuracy": lambda p, y: ck.accuracy(p, y),
     "audit": lambda p, y: ck.audit(p, y, **SMALL),
     "binary": lambda p, y: ck.binary(p, y),
+    "choose_binary_threshold": lambda p, y: ck.choose_binary_threshold(
+        p, y, l_false_positive=1, l_false_negative=20
+    ),
 }
 # 1-D real scores (any finite value) with labels 0/1
 BINARY_SCORES: dict[str, Fn] = {
@@ -107,6 +110,9 @@ BINARY_SCORES: dict[str, Fn] = {
     "accuracy[logits]": lambda s, y: ck.accuracy(s, y, from_logits=True),
     "audit[logits]": lambda s, y: ck.audit(s, y, from_logits=True, **SMALL),
     "binary[logits]": lambda s, y: ck.binary(s, y, from_logits=True),
+    "choose_binary_threshold[logits]": lambda s, y: ck.choose_binary_threshold(
+        s, y, l_false_positive=1, l_false_negative=20, from_logits=True
+    ),
 }
 SCORES_ONLY: dict[str, Fn] = {
     "sigmoid": lambda s: ck.sigmoid(s),
@@ -192,6 +198,8 @@ def test_every_public_function_with_data_is_covered():
         "guaranteed_threshold",
         "decision_report",
         "policy_table",
+        "bayes_threshold",
+        "binary_policy_table",
         # figures and reports draw results: tests/report/
         "before_after",
         "cost_curve",

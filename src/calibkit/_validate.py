@@ -8,12 +8,13 @@ renormalised or dropped here: data is either usable as it is or rejected.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ._errors import InputError
+from ._errors import CalibkitWarning, InputError
 
 #: Rows of a probability matrix must sum to 1 within this absolute tolerance. It admits float32
 #: softmax output and probabilities written with a few decimals, and rejects logits and scores.
@@ -23,6 +24,8 @@ _LOGITS_HINT = (
     "If these are logits or scores, turn them into probabilities first (ck.softmax, ck.sigmoid, "
     "or from_logits=True where a function offers it; --logits on the command line)."
 )
+
+_LABELS_HINT = "For class labels 0..C-1 use the (probs, labels) functions."
 
 
 def to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
@@ -243,10 +246,12 @@ def confidence(x: Any, *, where: str, name: str = "confidence") -> np.ndarray:
     return arr
 
 
-def outcome(y: Any, *, n: int, where: str, name: str = "outcome") -> np.ndarray:
+def outcome(
+    y: Any, *, n: int, where: str, name: str = "outcome", hint: str = _LABELS_HINT
+) -> np.ndarray:
     """A 1-D array of 0/1 outcomes of length ``n`` (bool, integer or float 0.0/1.0)."""
     arr = outcome_array(y, n=n, where=where, name=name)
-    outcome_values(arr, where=where, name=name)
+    outcome_values(arr, where=where, name=name, hint=hint)
     return arr
 
 
@@ -261,7 +266,9 @@ def outcome_array(y: Any, *, n: int, where: str, name: str = "outcome") -> np.nd
     return arr
 
 
-def outcome_values(arr: np.ndarray, *, where: str, name: str = "outcome") -> None:
+def outcome_values(
+    arr: np.ndarray, *, where: str, name: str = "outcome", hint: str = _LABELS_HINT
+) -> None:
     """The value part of :func:`outcome`: every entry 0 or 1."""
     if arr.dtype.kind == "b":
         return
@@ -274,8 +281,36 @@ def outcome_values(arr: np.ndarray, *, where: str, name: str = "outcome") -> Non
         raise InputError(
             f"{where}: {name} must be 0 or 1 (1 = the prediction was correct / the event "
             f"happened); {_values_word(count)}, first at {_fmt_index(index)}: {arr[index]}. "
-            "For class labels 0..C-1 use the (probs, labels) functions."
+            f"{hint}"
         )
+
+
+#: A 1-D "confidence" with at least this share of values below :data:`NEAR_ZERO` is most likely
+#: P(y = 1) of a binary model: a confidence that a prediction is right is at least 1/C.
+NEAR_ZERO_SHARE = 0.10
+NEAR_ZERO = 0.05
+
+
+def confidence_not_class_probability(
+    conf: np.ndarray, *, where: str, hint: str, stacklevel: int = 2
+) -> None:
+    """Warn (:class:`CalibkitWarning`) when a checked 1-D confidence of correctness looks like
+    P(y = 1): at least 10% of its values below 0.05. The confidence that a prediction of a
+    C-class model is right is at least 1/C (0.5 for two classes), so that many near-zero values
+    almost always mean the probability of class 1 was passed; calibrated, the two cannot be told
+    apart by their values otherwise. ``hint`` says how to pass class probabilities instead."""
+    count = int(np.count_nonzero(conf < NEAR_ZERO))
+    if conf.size == 0 or count < NEAR_ZERO_SHARE * conf.size:
+        return
+    index = int(np.argmax(conf < NEAR_ZERO))
+    warnings.warn(
+        f"{where}: {count / conf.size:.0%} of the confidences ({count} of {conf.size}, first "
+        f"at index {index}: {conf[index]:.3g}) are below {NEAR_ZERO:g}. A confidence that a "
+        "prediction is right is at least 1/C for a C-class model, so these look like P(y = 1) "
+        f"of a binary model, not confidences of correctness. {hint}",
+        CalibkitWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def same_length(arr: np.ndarray, n: int, *, name: str, where: str) -> None:

@@ -117,7 +117,11 @@ def top_label(probs: Any, labels: Any, *, from_logits: bool = False) -> Forecast
     >>> f.confidence.tolist(), f.outcome.tolist()
     ([0.7, 0.8], [True, False])
     """
-    where = "top_label"
+    return reduce_top_label(probs, labels, from_logits=from_logits, where="top_label")
+
+
+def reduce_top_label(probs: Any, labels: Any, *, from_logits: bool, where: str) -> Forecast:
+    """:func:`top_label`, with the caller's name in the error messages."""
     if from_logits:
         z = v.scores(probs, where=where, ndim=2)
         y = v.labels(labels, n=z.shape[0], n_classes=z.shape[1], where=where)
@@ -181,7 +185,11 @@ def binary(probs: Any, labels: Any, *, from_logits: bool = False) -> Forecast:
     >>> ck.binary([[0.9, 0.1], [0.4, 0.6]], [0, 1]).confidence.tolist()
     [0.1, 0.6]
     """
-    where = "binary"
+    return reduce_binary(probs, labels, from_logits=from_logits, where="binary")
+
+
+def reduce_binary(probs: Any, labels: Any, *, from_logits: bool, where: str) -> Forecast:
+    """:func:`binary`, with the caller's name in the error messages."""
     if from_logits:
         s = v.scores(probs, where=where, ndim=(1, 2))
         if s.ndim == 2:

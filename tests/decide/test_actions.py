@@ -75,6 +75,7 @@ def random_data(rng, n, levels):
     return conf, out
 
 
+@pytest.mark.filterwarnings("ignore::calibkit.CalibkitWarning")  # synthetic: any value in [0, 1]
 @pytest.mark.parametrize("seed", range(8))
 def test_fast_search_equals_brute_force(seed):
     rng = np.random.default_rng(seed)

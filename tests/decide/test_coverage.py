@@ -156,6 +156,7 @@ def test_aurc_of_a_perfect_ranking_is_the_oracle(outcomes):
     assert np.allclose(rc.risk[1:], rc.oracle_risk()[1:], atol=1e-15)
 
 
+@pytest.mark.filterwarnings("ignore::calibkit.CalibkitWarning")  # synthetic: any value in [0, 1]
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 10**6), st.booleans()), min_size=1, max_size=80),
@@ -224,6 +225,7 @@ def test_increasing_transformation_leaves_the_curve_unchanged(transform, ties):
     assert _same_curve(a, b)
 
 
+@pytest.mark.filterwarnings("ignore::calibkit.CalibkitWarning")  # synthetic: any value in [0, 1]
 @settings(max_examples=40, deadline=None)
 @given(st.floats(0.2, 5.0), st.integers(0, 2**32 - 1))
 def test_increasing_power_leaves_the_curve_unchanged(power, seed):
@@ -238,8 +240,8 @@ def test_temperature_scaling_of_binary_scores_gives_a_bit_identical_curve(temper
     s = rng.normal(0, 3, 5000)
     s[:200] = np.round(s[:200])  # some exact ties, kept as ties by any temperature
     y = (rng.random(5000) < ck.sigmoid(s / 1.7)).astype(int)
-    before = ck.risk_coverage(ck.sigmoid(s), y)
-    after = ck.risk_coverage(ck.sigmoid(s / temperature), y)
+    before = ck.risk_coverage(probs=s, labels=y, from_logits=True)
+    after = ck.risk_coverage(probs=s / temperature, labels=y, from_logits=True)
     assert np.array_equal(before.coverage, after.coverage)
     assert np.array_equal(before.risk, after.risk, equal_nan=True)
     assert before.aurc == after.aurc
@@ -251,8 +253,10 @@ def test_fitted_temperature_gives_a_bit_identical_binary_curve():
     y = (rng.random(4000) < ck.sigmoid(s / 2.5)).astype(int)
     ts = ck.TemperatureScaling().fit(s[:2000], y[:2000])
     assert ts.temperature_ > 1.5
-    before = ck.risk_coverage(ck.sigmoid(s[2000:]), y[2000:])
-    after = ck.risk_coverage(ts.predict_proba(s[2000:]), y[2000:])
+    # the predicted class's confidence, sigmoid(|s|), before and after the fitted temperature
+    right = (s[2000:] >= 0) == (y[2000:] == 1)
+    before = ck.risk_coverage(ck.sigmoid(np.abs(s[2000:])), right)
+    after = ck.risk_coverage(ts.predict_proba(np.abs(s[2000:])), right)
     assert np.array_equal(before.coverage, after.coverage)
     assert np.array_equal(before.risk, after.risk, equal_nan=True)
 

@@ -146,9 +146,9 @@ def test_calibrated_length_mismatch():
 
 
 def test_bad_test_split():
-    with pytest.raises(ck.InputError, match=r"policy_table \(test\): confidence must not contain"):
+    with pytest.raises(ck.InputError, match=r"policy_table \(test\): test_conf must not contain"):
         policy_table(CONF, OUT, [0.9, np.nan], [1, 0], l_wrong=10, l_defer=1)
-    with pytest.raises(ck.InputError, match=r"policy_table \(validation\): confidence is empty"):
+    with pytest.raises(ck.InputError, match=r"policy_table \(validation\): val_conf is empty"):
         policy_table([], [], CONF, OUT, l_wrong=10, l_defer=1)
 
 

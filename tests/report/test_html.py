@@ -257,6 +257,42 @@ def test_each_part_alone(tmp_path, results):
     assert "TemperatureScaling" in page.text["title"]
 
 
+def test_decision_sections_show_what_their_text_shows():
+    """Three actions, guaranteed risk and the binary threshold each get a section whose table
+    cells and lines are those of the objects' own text (the terminal prints the same)."""
+    z, y = _logits(2000, seed=3)
+    val, test = slice(0, 1000), slice(1000, None)
+    costs = {"l_wrong": 10, "l_defer": 1, "l_ask": 0.5, "l_ask_wrong": 4}
+    actions = ck.choose_actions(probs=z[val], labels=y[val], from_logits=True, **costs)
+    held = actions.evaluate(probs=z[test], labels=y[test], from_logits=True)
+    g = ck.guaranteed_threshold(probs=z[val], labels=y[val], from_logits=True, target_risk=0.2)
+    checked = g.evaluate(probs=z[test], labels=y[test], from_logits=True)
+    s = z[:, 1] - z[:, 0]
+    binary = ck.binary_policy_table(
+        s[val],
+        y[val] == 1,
+        s[test],
+        y[test] == 1,
+        from_logits=True,
+        l_false_positive=1,
+        l_false_negative=20,
+    )
+    page = parse(render_report(actions=held, guarantee=checked, binary=binary))
+    assert page.rows["actions-table"] == [list(r) for r in actions.table_rows()]
+    assert page.rows["binary-table"] == [list(r) for r in binary.table_rows()]
+    text = page.text["actions"]
+    assert held.describe() in text and actions.notes()[0] in text
+    head, body, promise = str(g).split("\n")
+    assert page.text["guarantee-threshold"] == head + body
+    assert checked.describe() in page.text["guarantee"] and promise in page.text["guarantee"]
+    assert binary.notes()[0] in page.text["binary"]
+    assert "a binary decision on P(y = 1), 1,000 test cases" in page.text["title"]
+    # the choices alone (no held-out data) are reported too, without the held-out line
+    alone = parse(render_report(actions=actions, guarantee=g))
+    assert held.describe() not in alone.text["actions"]
+    assert checked.describe() not in alone.text["guarantee"]
+
+
 def test_bad_input_says_what_to_pass(tmp_path, results):
     with pytest.raises(ck.InputError, match="nothing to report; pass audit="):
         write_report(tmp_path / "r.html")
@@ -268,6 +304,10 @@ def test_bad_input_says_what_to_pass(tmp_path, results):
         write_report(tmp_path / "no" / "r.html", audit=results["audit"])
     with pytest.raises(ck.InputError, match="record must be JSON-ready"):
         write_report(tmp_path / "r.html", record={"x": object()})
+    with pytest.raises(ck.InputError, match="actions must be a ActionChoice or ActionsEvaluation"):
+        write_report(tmp_path / "r.html", actions=results["policy"])
+    with pytest.raises(ck.InputError, match="binary must be a BinaryPolicyTable"):
+        write_report(tmp_path / "r.html", binary=results["policy"])
     assert list(tmp_path.iterdir()) == []
 
 

@@ -12,10 +12,12 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .coverage import sorted_steps, validated
+from ._format import threshold_text
+from ._inputs import decision_inputs
+from .coverage import sorted_steps
 from .thresholds import costs
 
-__all__ = ["ActionChoice", "calibrated_actions", "choose_actions"]
+__all__ = ["ActionChoice", "ActionsEvaluation", "calibrated_actions", "choose_actions"]
 
 
 def action_costs(
@@ -111,41 +113,162 @@ class ActionChoice:
         d["asking_pays"] = self.asking_pays
         return d
 
-    def __str__(self) -> str:
-        def t(x: float) -> str:
-            return "above all" if math.isinf(x) else f"{x:.4g}"
+    def evaluate(
+        self,
+        confidence: Any = None,
+        outcome: Any = None,
+        *,
+        probs: Any = None,
+        labels: Any = None,
+        from_logits: bool = False,
+    ) -> ActionsEvaluation:
+        """These thresholds and costs on other (held-out) data: cost per case, the share and
+        number of cases acted on, asked and escalated, and the risk among the acted-on ones.
+        Takes the inputs of :func:`choose_actions` (either form).
 
+        Examples
+        --------
+        >>> from calibkit.decide.actions import choose_actions
+        >>> c = choose_actions([0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0],
+        ...                    l_wrong=9, l_defer=3, l_ask=1, l_ask_wrong=5)
+        >>> e = c.evaluate([0.99, 0.75, 0.5], [0, 1, 1])
+        >>> (e.n_acted, e.n_asked, e.n_escalated), e.cost
+        ((1, 1, 1), 4.333333333333333)
+        """
+        conf, out = decision_inputs(
+            confidence,
+            outcome,
+            probs=probs,
+            labels=labels,
+            from_logits=from_logits,
+            where="ActionChoice.evaluate",
+        )
+        wrong = out == 0
+        act = conf >= self.act_threshold
+        ask = ~act & (conf >= self.ask_threshold)
+        n, n_acted, n_asked = conf.size, int(np.count_nonzero(act)), int(np.count_nonzero(ask))
+        n_wrong = int(np.count_nonzero(act & wrong))
+        costs = (self.l_wrong, self.l_defer, self.l_ask, self.l_ask_wrong)
+        return ActionsEvaluation(
+            choice=self,
+            n=n,
+            cost=policy_cost(conf, out, self.act_threshold, self.ask_threshold, *costs),
+            n_acted=n_acted,
+            n_asked=n_asked,
+            n_escalated=n - n_acted - n_asked,
+            risk=n_wrong / n_acted if n_acted else math.nan,
+        )
+
+    def header(self) -> str:
+        return (
+            f"three actions on {self.n} predictions: cost {self.cost:.4f} per case "
+            f"(act: 0 right, {self.l_wrong:g} wrong; ask: {self.l_ask:g} right, "
+            f"{self.l_ask_wrong:g} wrong; escalate: {self.l_defer:g})"
+        )
+
+    def table_rows(self) -> list[tuple[str, str, str, str, str]]:
+        """Cells of each action: action, confidence range, cases, share, risk (act only)."""
+        t = threshold_text
         risk = "-" if math.isnan(self.risk) else f"{self.risk:.4f}"
         middle = (
             "none (empty)"
             if self.ask_threshold == self.act_threshold
             else f"[{t(self.ask_threshold)}, {t(self.act_threshold)})"
         )
-        lines = [
-            f"three actions on {self.n} predictions: cost {self.cost:.4f} per case "
-            f"(act: 0 right, {self.l_wrong:g} wrong; ask: {self.l_ask:g} right, "
-            f"{self.l_ask_wrong:g} wrong; escalate: {self.l_defer:g})",
-            f"{'action':<9} {'confidence':<22} {'cases':>8} {'share':>7}",
-            f"{'act':<9} {'>= ' + t(self.act_threshold):<22} {self.n_acted:>8} "
-            f"{self.share_acted:>7.4f}   risk {risk}",
-            f"{'ask':<9} {middle:<22} {self.n_asked:>8} {self.share_asked:>7.4f}",
-            f"{'escalate':<9} {'< ' + t(self.ask_threshold):<22} {self.n_escalated:>8} "
-            f"{self.share_escalated:>7.4f}",
+        return [
+            (
+                "act",
+                f">= {t(self.act_threshold)}",
+                str(self.n_acted),
+                f"{self.share_acted:.4f}",
+                risk,
+            ),
+            ("ask", middle, str(self.n_asked), f"{self.share_asked:.4f}", ""),
+            (
+                "escalate",
+                f"< {t(self.ask_threshold)}",
+                str(self.n_escalated),
+                f"{self.share_escalated:.4f}",
+                "",
+            ),
         ]
+
+    def notes(self) -> list[str]:
+        """The calibrated closed form and its cost on these data."""
+        t = threshold_text
         if self.asking_pays:
             closed = (
-                f"act >= {self.calibrated_act_threshold:.4g}, ask >= "
-                f"{self.calibrated_ask_threshold:.4g}"
+                f"act >= {t(self.calibrated_act_threshold)}, ask >= "
+                f"{t(self.calibrated_ask_threshold)}"
             )
         else:
             closed = (
                 f"asking never pays (the ask line is never lowest): Chow's threshold "
-                f"{self.calibrated_act_threshold:.4g}"
+                f"{t(self.calibrated_act_threshold)}"
             )
-        lines.append(
+        return [
             f"calibrated closed form: {closed}; it costs {self.calibrated_cost:.4f} per case here"
+        ]
+
+    def __str__(self) -> str:
+        lines = [self.header(), f"{'action':<9} {'confidence':<22} {'cases':>8} {'share':>7}"]
+        for action, conf, cases, share, risk in self.table_rows():
+            tail = f"   risk {risk}" if risk else ""
+            lines.append(f"{action:<9} {conf:<22} {cases:>8} {share:>7}{tail}")
+        return "\n".join([*lines, *self.notes()])
+
+
+@dataclass(frozen=True)
+class ActionsEvaluation:
+    """An :class:`ActionChoice` on other data than it was chosen on (see
+    :meth:`ActionChoice.evaluate`): cost per case, cases acted on, asked and escalated, and
+    the error rate among the acted-on ones (NaN when none is)."""
+
+    choice: ActionChoice
+    n: int
+    cost: float
+    n_acted: int
+    n_asked: int
+    n_escalated: int
+    risk: float
+
+    @property
+    def share_acted(self) -> float:
+        return self.n_acted / self.n
+
+    @property
+    def share_asked(self) -> float:
+        return self.n_asked / self.n
+
+    @property
+    def share_escalated(self) -> float:
+        return self.n_escalated / self.n
+
+    def to_dict(self) -> dict[str, Any]:
+        """The numbers of the held-out data (the choice has its own ``to_dict``)."""
+        return {
+            "n": self.n,
+            "cost": self.cost,
+            "share_acted": self.share_acted,
+            "share_asked": self.share_asked,
+            "share_escalated": self.share_escalated,
+            "n_acted": self.n_acted,
+            "n_asked": self.n_asked,
+            "n_escalated": self.n_escalated,
+            "risk": None if math.isnan(self.risk) else self.risk,
+        }
+
+    def describe(self, on: str = "") -> str:
+        """One line: "on <on>: cost ... per case; act ... (risk ...), ask ..., escalate ..."."""
+        risk = "-" if math.isnan(self.risk) else f"{self.risk:.4f}"
+        return (
+            f"on {on or f'{self.n} held-out cases'}: cost {self.cost:.4f} per case; act "
+            f"{self.share_acted:.4f} (risk {risk}), ask {self.share_asked:.4f}, escalate "
+            f"{self.share_escalated:.4f}."
         )
-        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return f"{self.choice}\n{self.describe()}"
 
 
 def policy_cost(
@@ -172,13 +295,16 @@ def policy_cost(
 
 
 def choose_actions(
-    confidence: Any,
-    outcome: Any,
+    confidence: Any = None,
+    outcome: Any = None,
     *,
     l_wrong: float,
     l_defer: float,
     l_ask: float,
     l_ask_wrong: float,
+    probs: Any = None,
+    labels: Any = None,
+    from_logits: bool = False,
 ) -> ActionChoice:
     """The act / ask / escalate thresholds minimising the empirical cost per case.
 
@@ -200,8 +326,14 @@ def choose_actions(
 
     Ties between equally cheap policies: the one that escalates fewest cases, then among those
     the one that acts on most (so with asking useless this is :func:`choose_threshold`'s
-    choice). Report cost and shares on held-out data, not on the data the thresholds were
-    chosen on. The calibrated closed form is returned alongside (see :class:`ActionChoice`).
+    choice). Report cost and shares on held-out data (:meth:`ActionChoice.evaluate`), not on
+    the data the thresholds were chosen on. The calibrated closed form is returned alongside
+    (see :class:`ActionChoice`).
+
+    ``confidence`` is the confidence that each prediction is right and ``outcome`` whether it
+    was (0/1). Instead, pass a model's class probabilities and labels as ``probs=``,
+    ``labels=`` (1-D P(y = 1) of a binary model, or (N, C); logits with ``from_logits=True``):
+    they are reduced to acting on the predicted class, as in :func:`choose_threshold`.
 
     Examples
     --------
@@ -223,7 +355,9 @@ def choose_actions(
     l_wrong, l_defer, l_ask, l_ask_wrong = action_costs(
         l_wrong, l_defer, l_ask, l_ask_wrong, where=where
     )
-    conf, out = validated(confidence, outcome, where=where)
+    conf, out = decision_inputs(
+        confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
+    )
     steps = sorted_steps(conf, out)
     n = steps.n
     acted = np.concatenate(([0], steps.acted)).astype(np.float64)  # cases in the first k groups

@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from ._format import threshold_text
+from ._inputs import decision_inputs, validated
 
-__all__ = ["RiskCoverage", "risk_coverage", "sorted_steps"]
+__all__ = ["RiskCoverage", "risk_coverage", "sorted_steps", "validated"]
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ class RiskCoverage:
                 lines.append(f"{'...':>10}")
                 continue
             t, c, r = row
-            t_text = "above all" if math.isinf(t) else f"{t:.4g}"
+            t_text = threshold_text(t)
             r_text = "-" if math.isnan(r) else f"{r:.4f}"
             lines.append(f"{t_text:>10}  {c:>8.4f}  {r_text:>6}")
         lines.append(
@@ -132,26 +134,37 @@ def _fraction(x: Any, *, name: str, where: str, allow_zero: bool) -> float:
     return float(x)
 
 
-def validated(confidence: Any, outcome: Any, *, where: str) -> tuple[np.ndarray, np.ndarray]:
-    """Confidences in [0, 1] (float64) and 0/1 outcomes, checked."""
-    conf = v.confidence(confidence, where=where).astype(np.float64, copy=False)
-    out = v.outcome(outcome, n=conf.shape[0], where=where)
-    return conf, out.astype(np.int8, copy=False) if out.dtype.kind == "b" else out
-
-
 def oracle_aurc(n: int, errors: int) -> float:
     """AURC of a confidence that ranks all n - errors correct predictions first."""
     k = np.arange(n - errors + 1, n + 1, dtype=np.float64)
     return float(np.sum((k - (n - errors)) / k) / n)
 
 
-def risk_coverage(confidence: Any, outcome: Any) -> RiskCoverage:
+def risk_coverage(
+    confidence: Any = None,
+    outcome: Any = None,
+    *,
+    probs: Any = None,
+    labels: Any = None,
+    from_logits: bool = False,
+) -> RiskCoverage:
     """Coverage and selective risk at every distinct threshold (seed 002, Equation 10).
 
     Act when confidence >= threshold. Equal confidences form one step. AURC is the area under
     the step curve, each threshold's risk counted over the coverage it adds (with no ties, the
     mean over k of the risk of the k most confident predictions). Depends only on the order of
     the confidences: any strictly increasing map leaves the curve unchanged. O(N log N).
+
+    Parameters
+    ----------
+    confidence, outcome : arrays of shape (N,)
+        The confidence that each prediction is right, in [0, 1], and whether it was (0/1).
+    probs, labels : arrays, keyword only
+        Instead of the two above: a model's 1-D P(y = 1) (binary) or (N, C) class probabilities
+        (logits with ``from_logits=True``) and the class labels. The decision acts on the
+        predicted class: confidence max(p, 1 - p), right when (p >= 0.5) == y; top-label for
+        (N, C). A 1-D P(y = 1) passed as ``confidence`` is wrong and warns when at least 10% of
+        it lies below 0.05.
 
     Examples
     --------
@@ -164,7 +177,19 @@ def risk_coverage(confidence: Any, outcome: Any) -> RiskCoverage:
     >>> rc.risk[1:].round(2).tolist()
     [0.0, 0.0, 0.33, 0.25, 0.4]
     """
-    conf, out = validated(confidence, outcome, where="risk_coverage")
+    conf, out = decision_inputs(
+        confidence,
+        outcome,
+        probs=probs,
+        labels=labels,
+        from_logits=from_logits,
+        where="risk_coverage",
+    )
+    return curve(conf, out)
+
+
+def curve(conf: np.ndarray, out: np.ndarray) -> RiskCoverage:
+    """:func:`risk_coverage` of checked arrays."""
     steps = sorted_steps(conf, out)
     n = steps.n
     coverage = np.concatenate(([0.0], steps.acted / n))

@@ -11,9 +11,16 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .coverage import sorted_steps, validated
+from ._format import threshold_text
+from ._inputs import decision_inputs
+from .coverage import sorted_steps
 
-__all__ = ["RiskGuarantee", "clopper_pearson_upper", "guaranteed_threshold"]
+__all__ = [
+    "GuaranteeEvaluation",
+    "RiskGuarantee",
+    "clopper_pearson_upper",
+    "guaranteed_threshold",
+]
 
 
 def clopper_pearson_upper(errors: np.ndarray, trials: np.ndarray, delta: float) -> np.ndarray:
@@ -103,11 +110,91 @@ class RiskGuarantee:
             )
         else:
             body = (
-                f"threshold {self.threshold:.4g}: coverage {self.coverage:.4f} ({self.n_acted} "
+                f"threshold {threshold_text(self.threshold)}: coverage {self.coverage:.4f} "
+                f"({self.n_acted} "
                 f"acted on), empirical risk {self.risk:.4f} ({self.errors} wrong), upper bound "
                 f"{self.bound:.4f}"
             )
         return f"{head}\n{body}\n{self.guarantee}"
+
+    def evaluate(
+        self,
+        confidence: Any = None,
+        outcome: Any = None,
+        *,
+        probs: Any = None,
+        labels: Any = None,
+        from_logits: bool = False,
+    ) -> GuaranteeEvaluation:
+        """This threshold on other (held-out) data: how many cases it acts on and the error
+        rate among them. Takes the inputs of :func:`guaranteed_threshold` (either form). A
+        finite test set's risk may exceed the target even when the guarantee holds: the
+        guarantee is about the population.
+
+        Examples
+        --------
+        >>> from calibkit.decide.guarantee import guaranteed_threshold
+        >>> conf = [1 - i / 100 for i in range(21)]
+        >>> g = guaranteed_threshold(conf, [1] * 20 + [0], target_risk=0.2, delta=0.05)
+        >>> e = g.evaluate([0.95, 0.9, 0.85, 0.5], [1, 0, 1, 1])
+        >>> e.n_acted, e.risk
+        (3, 0.3333333333333333)
+        """
+        conf, out = decision_inputs(
+            confidence,
+            outcome,
+            probs=probs,
+            labels=labels,
+            from_logits=from_logits,
+            where="RiskGuarantee.evaluate",
+        )
+        acted = conf >= self.threshold
+        n_acted = int(np.count_nonzero(acted))
+        wrong = int(np.count_nonzero(acted & (out == 0)))
+        return GuaranteeEvaluation(
+            guarantee=self,
+            n=int(conf.size),
+            n_acted=n_acted,
+            errors=wrong,
+            risk=wrong / n_acted if n_acted else math.nan,
+        )
+
+
+@dataclass(frozen=True)
+class GuaranteeEvaluation:
+    """A :class:`RiskGuarantee`'s threshold on other data (see :meth:`RiskGuarantee.evaluate`):
+    cases acted on, errors among them and their rate (NaN when none is acted on)."""
+
+    guarantee: RiskGuarantee
+    n: int
+    n_acted: int
+    errors: int
+    risk: float
+
+    @property
+    def coverage(self) -> float:
+        return self.n_acted / self.n
+
+    def to_dict(self) -> dict[str, Any]:
+        """The numbers of the held-out data (the guarantee has its own ``to_dict``)."""
+        return {
+            "n": self.n,
+            "n_acted": self.n_acted,
+            "errors": self.errors,
+            "coverage": self.coverage,
+            "risk": None if math.isnan(self.risk) else self.risk,
+        }
+
+    def describe(self, on: str = "") -> str:
+        """One line: "on <on>: coverage ..., risk ... (k of n acted on)"."""
+        risk = "-" if math.isnan(self.risk) else f"{self.risk:.4f}"
+        return (
+            f"on {on or f'{self.n} held-out cases'}: coverage {self.coverage:.4f}, risk {risk} "
+            f"({self.n_acted} of {self.n} acted on)."
+        )
+
+    def __str__(self) -> str:
+        return f"{self.guarantee}\n{self.describe()}"
 
 
 def fewest_acted(target_risk: float, delta: float) -> int:
@@ -131,7 +218,14 @@ def _probability(x: Any, *, name: str, where: str) -> float:
 
 
 def guaranteed_threshold(
-    confidence: Any, outcome: Any, *, target_risk: float, delta: float = 0.05
+    confidence: Any = None,
+    outcome: Any = None,
+    *,
+    target_risk: float,
+    delta: float = 0.05,
+    probs: Any = None,
+    labels: Any = None,
+    from_logits: bool = False,
 ) -> RiskGuarantee:
     """The most permissive threshold whose selective risk is certified <= ``target_risk`` with
     probability >= 1 - ``delta`` over the draw of these (calibration) data.
@@ -155,6 +249,12 @@ def guaranteed_threshold(
     guarantee that is exact to the letter, round the confidences to a grid fixed in advance.
     What the guarantee covers and what it does not is in :attr:`RiskGuarantee.guarantee`.
 
+    ``confidence`` is the confidence that each prediction is right and ``outcome`` whether it
+    was (0/1). Instead, pass a model's class probabilities and labels as ``probs=``,
+    ``labels=`` (1-D P(y = 1) of a binary model, or (N, C); logits with ``from_logits=True``):
+    they are reduced to acting on the predicted class, as in :func:`choose_threshold`. Check
+    the threshold on held-out data with :meth:`RiskGuarantee.evaluate`.
+
     Examples
     --------
     At target 0.2 and delta 0.05 it takes 14 cases without an error (1 - 0.05 ** (1 / 14) =
@@ -171,7 +271,9 @@ def guaranteed_threshold(
     where = "guaranteed_threshold"
     target = _probability(target_risk, name="target_risk", where=where)
     delta = _probability(delta, name="delta", where=where)
-    conf, out = validated(confidence, outcome, where=where)
+    conf, out = decision_inputs(
+        confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
+    )
     steps = sorted_steps(conf, out)
     m = steps.threshold.size
     need = fewest_acted(target, delta)

@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .coverage import RiskCoverage, risk_coverage, validated
-from .thresholds import ThresholdChoice, choose_threshold, cost_at, costs
+from ._format import threshold_text
+from ._inputs import act_forecast, decision_inputs
+from .coverage import RiskCoverage, curve
+from .thresholds import ThresholdChoice, choose, cost_at, costs
 
 __all__ = ["PolicyRow", "PolicyTable", "act_forecast", "decision_report", "policy_table"]
 
@@ -94,7 +96,7 @@ class PolicyTable:
         return min(self.rows, key=lambda r: r.cost)
 
     def to_dict(self) -> dict[str, Any]:
-        def curve(c: RiskCoverage | None) -> dict[str, Any] | None:
+        def summary(c: RiskCoverage | None) -> dict[str, Any] | None:
             if c is None:
                 return None
             keys = ("n", "errors", "aurc", "oracle_aurc", "random_aurc", "e_aurc")
@@ -111,15 +113,15 @@ class PolicyTable:
             "temperature": self.temperature,
             "rows": [r.to_dict() for r in self.rows],
             "validation_choice": self.choice.to_dict(),
-            "risk_coverage": curve(self.curve),
-            "calibrated_risk_coverage": curve(self.calibrated_curve),
+            "risk_coverage": summary(self.curve),
+            "calibrated_risk_coverage": summary(self.calibrated_curve),
         }
 
     def table_rows(self) -> list[tuple[str, str, str, str, str, str]]:
         """Cells of each row: policy, threshold, coverage, risk, test cost, validation cost."""
         out = []
         for r in self.rows:
-            t = "above all" if math.isinf(r.threshold) else f"{r.threshold:.4g}"
+            t = threshold_text(r.threshold)
             out.append(
                 (
                     r.policy,
@@ -136,15 +138,16 @@ class PolicyTable:
         return (
             f"policy table: thresholds chosen on {self.n_validation} validation cases, reported "
             f"on {self.n_test} test cases (l_wrong = {self.l_wrong:g}, l_defer = "
-            f"{self.l_defer:g}, Chow's threshold {self.chow_threshold:.4g})"
+            f"{self.l_defer:g}, Chow's threshold {threshold_text(self.chow_threshold)})"
         )
 
     def notes(self) -> list[str]:
         c = self.choice
         gap = "acts on nothing" if math.isinf(c.threshold) else f"gap {c.gap:+.4f} to Chow's"
+        chosen = threshold_text(c.threshold, above="above every confidence")
         lines = [
-            f"chosen on validation: threshold {_fmt_t(c.threshold)} at {c.cost:.4f} per case "
-            f"there ({gap}; a gap measures miscalibration near the threshold).",
+            f"chosen on validation: threshold {chosen} at {c.cost:.4f} per case there ({gap}; a "
+            "gap measures miscalibration near the threshold).",
             f"test AURC {self.curve.aurc:.4f} (oracle {self.curve.oracle_aurc:.4f}, random "
             f"{self.curve.random_aurc:.4f}, E-AURC {self.curve.e_aurc:.4f}).",
         ]
@@ -180,10 +183,6 @@ class PolicyTable:
         return "\n".join(lines)
 
 
-def _fmt_t(t: float) -> str:
-    return "above every confidence" if math.isinf(t) else f"{t:.4g}"
-
-
 def _row(
     key: str,
     policy: str,
@@ -212,16 +211,21 @@ def _row(
 
 
 def policy_table(
-    val_conf: Any,
-    val_outcome: Any,
-    test_conf: Any,
-    test_outcome: Any,
+    val_conf: Any = None,
+    val_outcome: Any = None,
+    test_conf: Any = None,
+    test_outcome: Any = None,
     *,
     l_wrong: float,
     l_defer: float,
     calibrated_val_conf: Any = None,
     calibrated_test_conf: Any = None,
     calibrated_by: str = "recalibration",
+    val_probs: Any = None,
+    val_labels: Any = None,
+    test_probs: Any = None,
+    test_labels: Any = None,
+    from_logits: bool = False,
 ) -> PolicyTable:
     """Choose thresholds on validation, report each policy's cost, coverage and risk on test.
 
@@ -244,6 +248,13 @@ def policy_table(
         both or neither.
     calibrated_by : str
         How they were recalibrated, for the table ("temperature scaling").
+    val_probs, val_labels, test_probs, test_labels : arrays, optional
+        Instead of a split's confidences and outcomes: the model's 1-D P(y = 1) (binary) or
+        (N, C) class probabilities (logits with ``from_logits=True``) and the class labels,
+        reduced to acting on the predicted class (confidence max(p, 1 - p), right when
+        (p >= 0.5) == y; top-label for (N, C)). A 1-D P(y = 1) passed as a confidence warns
+        when at least 10% of it lies below 0.05. For a threshold on P(y = 1) itself from the
+        costs of a false positive and a false negative, see :func:`binary_policy_table`.
 
     Examples
     --------
@@ -257,15 +268,54 @@ def policy_table(
     """
     where = "policy_table"
     l_wrong, l_defer = costs(l_wrong, l_defer, where=where)
-    val = validated(val_conf, val_outcome, where=f"{where} (validation)")
-    test = validated(test_conf, test_outcome, where=f"{where} (test)")
+    val = decision_inputs(
+        val_conf,
+        val_outcome,
+        probs=val_probs,
+        labels=val_labels,
+        from_logits=from_logits,
+        where=f"{where} (validation)",
+        names=("val_conf", "val_outcome", "val_probs", "val_labels"),
+    )
+    test = decision_inputs(
+        test_conf,
+        test_outcome,
+        probs=test_probs,
+        labels=test_labels,
+        from_logits=from_logits,
+        where=f"{where} (test)",
+        names=("test_conf", "test_outcome", "test_probs", "test_labels"),
+    )
+    return table_of(
+        val,
+        test,
+        l_wrong=l_wrong,
+        l_defer=l_defer,
+        calibrated_val_conf=calibrated_val_conf,
+        calibrated_test_conf=calibrated_test_conf,
+        calibrated_by=calibrated_by,
+    )
+
+
+def table_of(
+    val: tuple[np.ndarray, np.ndarray],
+    test: tuple[np.ndarray, np.ndarray],
+    *,
+    l_wrong: float,
+    l_defer: float,
+    calibrated_val_conf: Any = None,
+    calibrated_test_conf: Any = None,
+    calibrated_by: str = "recalibration",
+) -> PolicyTable:
+    """:func:`policy_table` of checked (confidence, outcome) splits and costs."""
+    where = "policy_table"
     if (calibrated_val_conf is None) != (calibrated_test_conf is None):
         raise v.InputError(
             f"{where}: pass calibrated_val_conf and calibrated_test_conf together (the same "
             "recalibration applied to both splits), or neither."
         )
     chow = 1.0 - l_defer / l_wrong
-    choice = choose_threshold(val[0], val[1], l_wrong, l_defer)
+    choice = choose(val[0], val[1], l_wrong, l_defer)
     rows = [
         _row("act_all", "act on everything", 0.0, test, val, l_wrong, l_defer),
         _row("defer_all", "defer everything", math.inf, test, val, l_wrong, l_defer),
@@ -298,8 +348,8 @@ def policy_table(
                 calibrated=True,
             )
         )
-        calibrated_curve = risk_coverage(cal_test, test[1])
-    curve = risk_coverage(test[0], test[1])
+        calibrated_curve = curve(cal_test, test[1])
+    test_curve = curve(test[0], test[1])
     return PolicyTable(
         rows=tuple(rows),
         l_wrong=l_wrong,
@@ -308,8 +358,8 @@ def policy_table(
         choice=choice,
         n_validation=int(val[0].size),
         n_test=int(test[0].size),
-        test_error_rate=curve.error_rate,
-        curve=curve,
+        test_error_rate=test_curve.error_rate,
+        curve=test_curve,
         calibrated_by=calibrated_by if calibrated_val_conf is not None else None,
         calibrated_curve=calibrated_curve,
     )
@@ -317,44 +367,6 @@ def policy_table(
 
 def _conf(x: Any, *, name: str, where: str) -> np.ndarray:
     return v.confidence(x, where=where, name=name).astype(np.float64, copy=False)
-
-
-def act_forecast(
-    scores: Any, labels: Any, *, from_logits: bool = False, calibrator: Any = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """The (confidence, outcome) pairs of acting on the model's predicted class.
-
-    2-D scores (N, C): top-label (the softmax of logits with ``from_logits``). 1-D binary scores
-    (P(label = 1), or logits with ``from_logits``): the predicted class is 1 when P >= 0.5 (the
-    score >= 0), its confidence max(P, 1 - P), computed on the logit scale as sigmoid(|s|) so
-    that no two scores collapse into a tie. A fitted ``calibrator`` (logit scale) maps the
-    scores first; the predicted classes are those of the raw scores.
-    """
-    from ..forecasts import sigmoid, top_label
-
-    where = "act_forecast"
-    x = v.to_numpy(scores, name="scores", where=where)
-    if x.ndim == 2:
-        if calibrator is not None:
-            f = top_label(calibrator.predict_proba(x), labels)
-        else:
-            f = top_label(x, labels, from_logits=from_logits)
-        return f.confidence, f.outcome
-    if x.ndim != 1:
-        raise v.InputError(f"{where}: scores must be 1-D or 2-D, got shape {x.shape}.")
-    y = v.labels(labels, n=x.shape[0], n_classes=2, where=where)
-    if from_logits:
-        s = v.scores(x, where=where, ndim=1).astype(np.float64, copy=False)
-        pred = s >= 0
-        a = np.abs(s)
-        conf = calibrator.predict_proba(a) if calibrator is not None else sigmoid(a)
-    else:
-        if calibrator is not None:
-            raise v.InputError(f"{where}: a calibrator needs logits (from_logits=True).")
-        p = v.confidence(x, where=where, name="probs").astype(np.float64, copy=False)
-        pred = p >= 0.5
-        conf = np.where(pred, p, 1.0 - p)
-    return np.asarray(conf, dtype=np.float64), pred == (y == 1)
 
 
 def decision_report(
@@ -392,9 +404,9 @@ def decision_report(
     test = act_forecast(test_logits, test_labels, from_logits=True)
     cal_val, _ = act_forecast(val_logits, val_labels, from_logits=True, calibrator=ts)
     cal_test, _ = act_forecast(test_logits, test_labels, from_logits=True, calibrator=ts)
-    table = policy_table(
-        *val,
-        *test,
+    table = table_of(
+        val,
+        test,
         l_wrong=l_wrong,
         l_defer=l_defer,
         calibrated_val_conf=cal_val,

@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .coverage import sorted_steps, validated
+from ._format import threshold_text
+from ._inputs import decision_inputs
+from .coverage import sorted_steps
 
 __all__ = ["ThresholdChoice", "choose_threshold", "chow_threshold", "costs"]
 
@@ -18,6 +20,11 @@ __all__ = ["ThresholdChoice", "choose_threshold", "chow_threshold", "costs"]
 def costs(l_wrong: Any, l_defer: Any, *, where: str) -> tuple[float, float]:
     """Positive costs with deferring cheaper than a wrong action."""
     for name, value in (("l_wrong", l_wrong), ("l_defer", l_defer)):
+        if value is None:
+            raise v.InputError(
+                f"{where}: {name} is required: the cost of acting on a wrong prediction "
+                "(l_wrong) and of deferring a case (l_defer), e.g. l_wrong=10, l_defer=1."
+            )
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float, np.number))
@@ -77,16 +84,12 @@ class ThresholdChoice:
         return d
 
     def __str__(self) -> str:
-        t = (
-            "above every confidence (defer all)"
-            if math.isinf(self.threshold)
-            else (f"{self.threshold:.4g}")
-        )
+        t = threshold_text(self.threshold, above="above every confidence (defer all)")
         risk = "-" if math.isnan(self.risk) else f"{self.risk:.4f}"
         return (
             f"threshold {t}: cost {self.cost:.4f} per case, coverage {self.coverage:.4f}, risk "
             f"{risk}, {self.n_acted} of {self.n} acted on (l_wrong = {self.l_wrong:g}, l_defer = "
-            f"{self.l_defer:g}); Chow's threshold {self.chow_threshold:.4g} costs "
+            f"{self.l_defer:g}); Chow's threshold {threshold_text(self.chow_threshold)} costs "
             f"{self.chow_cost:.4f} per case here"
         )
 
@@ -106,7 +109,14 @@ def cost_at(
 
 
 def choose_threshold(
-    confidence: Any, outcome: Any, l_wrong: float, l_defer: float
+    confidence: Any = None,
+    outcome: Any = None,
+    l_wrong: float | None = None,
+    l_defer: float | None = None,
+    *,
+    probs: Any = None,
+    labels: Any = None,
+    from_logits: bool = False,
 ) -> ThresholdChoice:
     """The threshold minimising the empirical cost per case (seed 002, Equation 12).
 
@@ -114,6 +124,22 @@ def choose_threshold(
     confidences are accepted or deferred together. Among equally cheap thresholds the one that
     acts on more cases is chosen. Report its cost, coverage and risk on held-out data, not on
     the data it was chosen on. O(N log N).
+
+    Parameters
+    ----------
+    confidence, outcome : arrays of shape (N,)
+        The confidence that each prediction is right, in [0, 1], and whether it was (0/1: the
+        outcome is correctness, not the class label).
+    l_wrong, l_defer : float
+        Cost of acting on a wrong prediction and of deferring a case, 0 < l_defer < l_wrong.
+    probs, labels : arrays, keyword only
+        Instead of ``confidence`` and ``outcome``: a model's 1-D P(y = 1) (binary) or (N, C)
+        class probabilities (logits with ``from_logits=True``) and the class labels, reduced to
+        acting on the predicted class (confidence max(p, 1 - p), right when (p >= 0.5) == y;
+        top-label for (N, C)). Then pass the costs by name. A 1-D P(y = 1) passed as
+        ``confidence`` is wrong and warns when at least 10% of it lies below 0.05. To set a
+        threshold on P(y = 1) itself from the costs of a false positive and a false negative,
+        see :func:`calibkit.choose_binary_threshold`.
 
     Examples
     --------
@@ -123,10 +149,24 @@ def choose_threshold(
     >>> c = ck.choose_threshold([0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0], 10, 1)
     >>> c.threshold, round(c.cost, 2), c.coverage, c.chow_threshold
     (0.9, 0.6, 0.4, 0.9)
+
+    A binary model's P(y = 1) and labels: the prediction 0 at P = 0.2 has confidence 0.8.
+
+    >>> c = ck.choose_threshold(probs=[0.95, 0.2, 0.7, 0.4], labels=[1, 0, 0, 0],
+    ...                         l_wrong=10, l_defer=1)
+    >>> c.threshold, c.n_acted
+    (0.8, 2)
     """
     where = "choose_threshold"
     l_wrong, l_defer = costs(l_wrong, l_defer, where=where)
-    conf, out = validated(confidence, outcome, where=where)
+    conf, out = decision_inputs(
+        confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
+    )
+    return choose(conf, out, l_wrong, l_defer)
+
+
+def choose(conf: np.ndarray, out: np.ndarray, l_wrong: float, l_defer: float) -> ThresholdChoice:
+    """:func:`choose_threshold` of checked arrays and costs."""
     steps = sorted_steps(conf, out)
     n = steps.n
     acted = np.concatenate(([0], steps.acted))

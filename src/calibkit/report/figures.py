@@ -28,6 +28,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._files import atomic_path
+from ..decide._format import threshold_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -495,7 +496,7 @@ def risk_coverage_plot(
     colours = [_RED, _ORANGE, "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
     for k, (name, t) in enumerate(marks.items()):
         j = curve_index(rc, t)
-        shown = "above all" if math.isinf(t) else f"{t:.4g}"
+        shown = threshold_text(t)
         if j == 0:  # acts on nothing: no point of the curve
             ax.plot([], [], ls="none", label=f"{name}: threshold {shown}, acts on nothing")
             continue
@@ -633,13 +634,13 @@ def cost_curve(
         mec="black",
         mew=0.7,
         clip_on=False,
-        label=f"Chow (Eq. 11): threshold {chow:.4g}, cost {chow_cost:.4f}",
+        label=f"Chow (Eq. 11): threshold {threshold_text(chow)}, cost {chow_cost:.4f}",
         zorder=4,
     )
     chow_point.set_gid("calibkit-chow")
     finite = math.isfinite(choice.threshold)
     best_label = (
-        f"empirical minimum: threshold {_threshold_text(choice.threshold)}, cost {choice.cost:.4f}"
+        f"empirical minimum: threshold {threshold_text(choice.threshold)}, cost {choice.cost:.4f}"
         if finite
         else f"empirical minimum: defer everything, cost {choice.cost:.4f}"
     )
@@ -773,13 +774,6 @@ def _logit_axis(ax: Axes, lo: float, hi: float) -> None:
     ax.xaxis.set_major_formatter(FixedFormatter(labels))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.tick_params(axis="x", labelsize=_SMALL)
-
-
-def _threshold_text(t: float) -> str:
-    """Enough digits to tell 0.9999 from 0.99999999 (thresholds crowd near 1)."""
-    if t < 0.999 or t >= 1.0:
-        return f"{t:.4g}"
-    return f"1 - {1.0 - t:.2g}"
 
 
 # ----------------------------------------------------------------------------- files

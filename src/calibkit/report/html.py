@@ -1,4 +1,4 @@
-"""One self-contained HTML report of an audit, a recalibration ledger and a decision policy.
+"""One self-contained HTML report of an audit, a recalibration ledger and decision policies.
 
 The file needs nothing but a browser: no scripts, no fonts, no style sheets or images from
 elsewhere. Figures are PNG images embedded as ``data:`` URIs, the style is a small inline
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from ..audit import Audit
+    from ..decide.actions import ActionChoice, ActionsEvaluation
+    from ..decide.binary import BinaryPolicyTable
+    from ..decide.guarantee import GuaranteeEvaluation, RiskGuarantee
     from ..decide.policy import PolicyTable
     from ..measure.reliability import ReliabilityTable
     from ..recalibrate.ledger import CalibrationLedger
@@ -91,6 +94,9 @@ def write_report(
     before: Audit | ReliabilityTable | None = None,
     after: Audit | ReliabilityTable | None = None,
     stated: Any = None,
+    actions: ActionChoice | ActionsEvaluation | None = None,
+    guarantee: RiskGuarantee | GuaranteeEvaluation | None = None,
+    binary: BinaryPolicyTable | None = None,
 ) -> Path:
     """Write one self-contained HTML report and return its path.
 
@@ -108,6 +114,15 @@ def write_report(
         The BEFORE/AFTER ledger of a calibrator on held-out rows.
     policy : PolicyTable, optional
         The decision policy table and its risk-coverage curve with the thresholds marked.
+    actions : ActionChoice or ActionsEvaluation, optional
+        The act / ask / escalate thresholds (ck.choose_actions), with their cost and shares on
+        held-out data when an evaluation (``choice.evaluate(...)``) is given.
+    guarantee : RiskGuarantee or GuaranteeEvaluation, optional
+        The guaranteed-risk threshold (ck.guaranteed_threshold), what it covers, and its
+        coverage and risk on held-out data when an evaluation is given.
+    binary : BinaryPolicyTable, optional
+        A binary model's thresholds on P(y = 1) from the costs of its two errors
+        (ck.binary_policy_table).
     record : dict, optional
         The calibration record, shown as JSON in a collapsed section.
     title : str, optional
@@ -143,6 +158,9 @@ def write_report(
         before=before,
         after=after,
         stated=stated,
+        actions=actions,
+        guarantee=guarantee,
+        binary=binary,
     )
     write_atomic(target, text, where="write_html")
     return target
@@ -158,12 +176,22 @@ def render_report(
     before: Audit | ReliabilityTable | None = None,
     after: Audit | ReliabilityTable | None = None,
     stated: Any = None,
+    actions: ActionChoice | ActionsEvaluation | None = None,
+    guarantee: RiskGuarantee | GuaranteeEvaluation | None = None,
+    binary: BinaryPolicyTable | None = None,
 ) -> str:
     """The HTML text of :func:`write_report` (same arguments, without the path)."""
     where = "write_report"
     _check(audit, ledger, policy, record, title, before, after, where=where, stated=stated)
+    decisions = _check_decisions(actions, guarantee, binary, where=where)
+    if all(x is None for x in (audit, ledger, policy, record, before, stated)) and not decisions:
+        raise InputError(
+            f"{where}: nothing to report; pass audit= (ck.audit), ledger= "
+            "(ck.compare_calibration), policy= (ck.decision_report), stated= "
+            "(ck.audit_stated), actions=, guarantee=, binary= or record=."
+        )
     what = (
-        _what(audit, ledger, policy)
+        _what(audit, ledger, policy, binary)
         if stated is None
         else (f"stated confidence of {len({r.group for r in stated.rows})} groups")
     )
@@ -182,6 +210,12 @@ def render_report(
         sections.append(("recalibration", "Recalibration: BEFORE / AFTER", "\n".join(parts)))
     if policy is not None:
         sections.append(("policy", "Decision policy", _policy(policy)))
+    if actions is not None:
+        sections.append(("actions", "Three actions: act, ask, escalate", _actions(actions)))
+    if guarantee is not None:
+        sections.append(("guarantee", "Guaranteed risk", _guarantee(guarantee)))
+    if binary is not None:
+        sections.append(("binary", "Binary threshold on P(y = 1)", _binary(binary)))
     if stated is not None:
         sections.append(("stated", "Stated confidence by group and source", _stated(stated)))
     if record is not None:
@@ -194,7 +228,7 @@ def render_report(
         f'<section id="{sid}">\n<h2>{_e(head)}</h2>\n{content}\n</section>'
         for sid, head, content in sections
     )
-    sub = _detail(audit, ledger, policy)
+    sub = _detail(audit, ledger, policy, binary)
     if stated is not None and audit is None and ledger is None and policy is None:
         sub = (
             f"Confidences stated by language models, audited per group "
@@ -257,12 +291,6 @@ def _check(
                 f"{where}: stated must be a StatedAudit (from ck.audit_stated(...)), "
                 f"got {type(stated).__name__}."
             )
-    if all(x is None for x in (audit, ledger, policy, record, before, stated)):
-        raise InputError(
-            f"{where}: nothing to report; pass audit= (ck.audit), ledger= "
-            "(ck.compare_calibration), policy= (ck.decision_report), stated= "
-            "(ck.audit_stated) or record=."
-        )
     for value, name, kind, maker in (
         (audit, "audit", Audit, "ck.audit(...)"),
         (ledger, "ledger", CalibrationLedger, "ck.compare_calibration(...)"),
@@ -289,7 +317,28 @@ def _check(
             )
 
 
-def _what(audit: Audit | None, ledger: CalibrationLedger | None, policy: Any) -> str:
+def _check_decisions(actions: Any, guarantee: Any, binary: Any, *, where: str) -> bool:
+    """The decision sections are of their kinds; True when any is given."""
+    from ..decide.actions import ActionChoice, ActionsEvaluation
+    from ..decide.binary import BinaryPolicyTable
+    from ..decide.guarantee import GuaranteeEvaluation, RiskGuarantee
+
+    for value, name, kinds, maker in (
+        (actions, "actions", (ActionChoice, ActionsEvaluation), "ck.choose_actions(...)"),
+        (guarantee, "guarantee", (RiskGuarantee, GuaranteeEvaluation), "ck.guaranteed_threshold"),
+        (binary, "binary", (BinaryPolicyTable,), "ck.binary_policy_table(...)"),
+    ):
+        if value is not None and not isinstance(value, kinds):
+            raise InputError(
+                f"{where}: {name} must be a {' or '.join(k.__name__ for k in kinds)} (from "
+                f"{maker}, or its .evaluate(...) on held-out data), got {type(value).__name__}."
+            )
+    return any(x is not None for x in (actions, guarantee, binary))
+
+
+def _what(
+    audit: Audit | None, ledger: CalibrationLedger | None, policy: Any, binary: Any = None
+) -> str:
     """What was audited, in words (the page title and the first line)."""
     if audit is not None:
         if audit.kind == "top-label":
@@ -299,10 +348,14 @@ def _what(audit: Audit | None, ledger: CalibrationLedger | None, policy: Any) ->
         return f"{ledger.describe()}, judged on {ledger.n_eval:,} held-out rows"
     if policy is not None:
         return f"a decision policy on {policy.n_test:,} test cases"
+    if binary is not None:
+        return f"a binary decision on P(y = 1), {binary.n_test:,} test cases"
     return "a calibration record"
 
 
-def _detail(audit: Audit | None, ledger: CalibrationLedger | None, policy: Any) -> str:
+def _detail(
+    audit: Audit | None, ledger: CalibrationLedger | None, policy: Any, binary: Any = None
+) -> str:
     """The line under the title: what the numbers are about, in a sentence per result."""
     lines = []
     if audit is not None:
@@ -326,6 +379,11 @@ def _detail(audit: Audit | None, ledger: CalibrationLedger | None, policy: Any) 
         lines.append(
             f"Decision policy: thresholds chosen on {policy.n_validation:,} validation cases, "
             f"reported on {policy.n_test:,} test cases."
+        )
+    if binary is not None:
+        lines.append(
+            f"Binary threshold on P(y = 1): chosen on {binary.n_validation:,} validation cases, "
+            f"reported on {binary.n_test:,} test cases."
         )
     return " ".join(lines) or "The calibration record of an audit."
 
@@ -559,6 +617,73 @@ def _policy(policy: PolicyTable) -> str:
         + f'\n</tbody>\n</table>\n<ul class="notes">{notes}</ul>\n'
         + _img(fig, alt="Risk-coverage curve", caption=caption)
     )
+
+
+def _actions(actions: ActionChoice | ActionsEvaluation) -> str:
+    """The three actions' table and notes, and their numbers on held-out data when given."""
+    from ..decide.actions import ActionsEvaluation
+
+    choice = actions.choice if isinstance(actions, ActionsEvaluation) else actions
+    head = ("action", "confidence", "cases", "share", "risk")
+    rows = [
+        "<tr>" + "".join(_td(c, "l" if j < 2 else "") for j, c in enumerate(cells)) + "</tr>"
+        for cells in choice.table_rows()
+    ]
+    notes = [*choice.notes()]
+    if isinstance(actions, ActionsEvaluation):
+        notes.append(actions.describe())
+    return (
+        f"<p>{_e(choice.header())}</p>\n"
+        '<table id="actions-table">\n<thead><tr>'
+        + "".join(_th(h, "l" if j < 2 else "") for j, h in enumerate(head))
+        + "</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>\n"
+        + _notes(notes)
+    )
+
+
+def _guarantee(guarantee: RiskGuarantee | GuaranteeEvaluation) -> str:
+    """The certified threshold, what the guarantee covers, and its held-out numbers."""
+    from ..decide.guarantee import GuaranteeEvaluation
+
+    g = guarantee.guarantee if isinstance(guarantee, GuaranteeEvaluation) else guarantee
+    head, body, *_ = str(g).split("\n")
+    held_out = [guarantee.describe()] if isinstance(guarantee, GuaranteeEvaluation) else []
+    return (
+        f'<p id="guarantee-threshold">{_e(head)}<br>{_e(body)}</p>\n'
+        + _notes(held_out)
+        + f'\n<p class="sub">{_e(g.guarantee)}</p>'
+    )
+
+
+def _binary(table: BinaryPolicyTable) -> str:
+    head = (
+        "policy",
+        "threshold",
+        "flagged",
+        "false negatives",
+        "false positives",
+        "cost / case",
+        "validation cost",
+    )
+    rows = [
+        "<tr>" + "".join(_td(c, "l" if j == 0 else "") for j, c in enumerate(cells)) + "</tr>"
+        for cells in table.table_rows()
+    ]
+    return (
+        f"<p>{_e(table.header())}</p>\n"
+        '<table id="binary-table">\n<thead><tr>'
+        + "".join(_th(h, "l" if j == 0 else "") for j, h in enumerate(head))
+        + "</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>\n"
+        + _notes(table.notes())
+    )
+
+
+def _notes(lines: list[str]) -> str:
+    return f'<ul class="notes">{"".join(f"<li>{_e(line)}</li>" for line in lines)}</ul>'
 
 
 def _record(record: dict[str, Any], *, where: str) -> str:

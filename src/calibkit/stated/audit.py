@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._errors import CalibkitWarning, InputError
-from ..decide import risk_coverage
+from ..decide.coverage import curve as risk_coverage_of  # checked arrays: no input warning
 from ..measure import auc, bootstrap_ece, brier, ece, nll, noise_floor, reliability_bins
 from ..measure.reliability import ReliabilityTable
 
@@ -277,7 +277,7 @@ def _audit_one(
     boot = bootstrap_ece(conf, y, n_bins=n_bins, n_boot=n_boot, level=level, seed=seed)
     floor = noise_floor(conf, n_bins=n_bins, n_sims=n_sims, seed=seed)
     both_classes = 0 < int(y.sum()) < n
-    curve = risk_coverage(conf, y)
+    curve = risk_coverage_of(conf, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CalibkitWarning)
         log_loss = float(nll(conf, y))

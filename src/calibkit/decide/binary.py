@@ -1,0 +1,485 @@
+"""A binary model's threshold on P(y = 1) from the costs of its two errors: the Bayes threshold
+for a calibrated probability (Elkan 2001), the threshold that minimises the cost on data, and
+the validation -> test table that compares them with acting on the argmax.
+
+"Flag" a case (predict y = 1: biopsy, block, recall) when P(y = 1) >= threshold. A false
+positive (flagged, y = 0) costs ``l_false_positive``, a false negative (not flagged, y = 1)
+``l_false_negative``; right decisions cost nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from ._format import threshold_text
+from .coverage import sorted_steps
+
+__all__ = [
+    "BinaryPolicyRow",
+    "BinaryPolicyTable",
+    "BinaryThresholdChoice",
+    "bayes_threshold",
+    "binary_policy_table",
+    "choose_binary_threshold",
+]
+
+
+def binary_costs(
+    l_false_positive: Any, l_false_negative: Any, *, where: str
+) -> tuple[float, float]:
+    """Both error costs: finite and positive."""
+    for name, value in (
+        ("l_false_positive", l_false_positive),
+        ("l_false_negative", l_false_negative),
+    ):
+        if value is None:
+            raise v.InputError(
+                f"{where}: {name} is required: the cost of a false positive (flagging a case "
+                "whose label is 0) and of a false negative (missing one whose label is 1), e.g. "
+                "l_false_positive=1, l_false_negative=20."
+            )
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, np.integer, np.floating))
+            or not (math.isfinite(float(value)) and float(value) > 0)
+        ):
+            raise v.InputError(
+                f"{where}: {name} must be a positive number, got {value!r}; with a free error "
+                "the best threshold is 0 or above every probability, and needs no data."
+            )
+    return float(l_false_positive), float(l_false_negative)
+
+
+def bayes_threshold(*, l_false_positive: float, l_false_negative: float) -> float:
+    """The Bayes threshold on a calibrated P(y = 1): flag when ``p >= l_fp / (l_fp + l_fn)``.
+
+    Flagging costs ``(1 - p) l_false_positive`` in expectation and not flagging ``p
+    l_false_negative``; they are equal at the threshold (Elkan, "The Foundations of
+    Cost-Sensitive Learning", IJCAI 2001). Only as good as the calibration of p: check it on
+    data with :func:`choose_binary_threshold`.
+
+    Examples
+    --------
+    A missed malignancy costs 20 biopsies:
+
+    >>> import calibkit as ck
+    >>> round(ck.bayes_threshold(l_false_positive=1, l_false_negative=20), 4)
+    0.0476
+    >>> ck.bayes_threshold(l_false_positive=1, l_false_negative=1)
+    0.5
+    """
+    fp, fn = binary_costs(l_false_positive, l_false_negative, where="bayes_threshold")
+    return fp / (fp + fn)
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """Counts of flagging when P(y = 1) >= threshold."""
+
+    true_positives: int
+    false_positives: int
+    true_negatives: int
+    false_negatives: int
+
+    @property
+    def n_flagged(self) -> int:
+        return self.true_positives + self.false_positives
+
+
+def confusion_at(p: np.ndarray, y: np.ndarray, threshold: float) -> Confusion:
+    """The confusion counts on checked arrays (y: 0/1 or bool)."""
+    flag = p >= threshold
+    pos = y == 1
+    tp = int(np.count_nonzero(flag & pos))
+    fp = int(np.count_nonzero(flag & ~pos))
+    fn = int(np.count_nonzero(pos)) - tp
+    return Confusion(tp, fp, int(p.size) - tp - fp - fn, fn)
+
+
+def cost_of(c: Confusion, l_fp: float, l_fn: float) -> float:
+    """Cost per case of a confusion."""
+    n = c.true_positives + c.false_positives + c.true_negatives + c.false_negatives
+    return (c.false_positives * l_fp + c.false_negatives * l_fn) / n
+
+
+@dataclass(frozen=True)
+class BinaryThresholdChoice:
+    """The threshold on P(y = 1) that minimised the cost per case on the data it was chosen on.
+
+    Flag when P(y = 1) >= ``threshold`` (``inf``: flag nothing). The counts are those of the
+    choice on these data; ``bayes_threshold`` is ``l_fp / (l_fp + l_fn)`` and ``bayes_cost``
+    its cost per case on the same data. A gap between the two thresholds (or the costs) measures
+    miscalibration where the decision is made.
+    """
+
+    threshold: float
+    cost: float
+    true_positives: int
+    false_positives: int
+    true_negatives: int
+    false_negatives: int
+    n: int
+    l_false_positive: float
+    l_false_negative: float
+    bayes_threshold: float
+    bayes_cost: float
+
+    @property
+    def n_flagged(self) -> int:
+        return self.true_positives + self.false_positives
+
+    @property
+    def gap(self) -> float:
+        """Empirical threshold minus the Bayes threshold (inf when nothing is flagged)."""
+        return self.threshold - self.bayes_threshold
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = asdict(self)
+        d["threshold"] = None if math.isinf(self.threshold) else self.threshold
+        d["gap"] = None if math.isinf(self.gap) else self.gap
+        d["n_flagged"] = self.n_flagged
+        return d
+
+    def __str__(self) -> str:
+        t = threshold_text(self.threshold, above="above every probability (flag none)")
+        return (
+            f"flag when P(y = 1) >= {t}: cost {self.cost:.4f} per case, {self.n_flagged} of "
+            f"{self.n} flagged ({_count(self.false_negatives, 'false negative')}, "
+            f"{_count(self.false_positives, 'false positive')}; l_false_positive = "
+            f"{self.l_false_positive:g}, l_false_negative = "
+            f"{self.l_false_negative:g}); the Bayes threshold "
+            f"{threshold_text(self.bayes_threshold)} costs {self.bayes_cost:.4f} per case here"
+        )
+
+
+def _count(k: int, noun: str) -> str:
+    return f"{k} {noun}{'' if k == 1 else 's'}"
+
+
+def binary_inputs(
+    probs: Any, labels: Any, *, from_logits: bool, where: str, names: tuple[str, str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Checked P(y = 1) (float64) and 0/1 labels: 1-D P(y = 1), column 1 of (N, 2), or logits."""
+    from ..forecasts import reduce_binary
+
+    if not isinstance(from_logits, bool):
+        raise v.InputError(f"{where}: from_logits must be True or False, got {from_logits!r}.")
+    if probs is None or labels is None:
+        missing = names[0] if probs is None else names[1]
+        raise v.InputError(
+            f"{where}: {missing} is required: the model's P(y = 1) (or logits with "
+            "from_logits=True) and the 0/1 labels."
+        )
+    f = reduce_binary(probs, labels, from_logits=from_logits, where=where)
+    return np.asarray(f.confidence, dtype=np.float64), f.outcome.astype(np.int8)
+
+
+def choose_binary_threshold(
+    probs: Any,
+    labels: Any,
+    *,
+    l_false_positive: float,
+    l_false_negative: float,
+    from_logits: bool = False,
+) -> BinaryThresholdChoice:
+    """The threshold on P(y = 1) minimising the empirical cost per case of a binary decision.
+
+    Flag a case when ``P(y = 1) >= threshold``; a false positive costs ``l_false_positive``,
+    a false negative ``l_false_negative``. Every observed probability is tried, and one value
+    above the largest (flag nothing); equal probabilities are flagged together. Exact, in
+    O(N log N): one sort, then the counts of every threshold as prefix sums. Among equally
+    cheap thresholds the lower one (flagging more, missing fewer) is chosen. The Bayes
+    threshold ``l_fp / (l_fp + l_fn)`` (:func:`bayes_threshold`) and its cost on these data
+    come with it. Report the cost on held-out data (:func:`binary_policy_table`), not on the
+    data the threshold was chosen on.
+
+    Parameters
+    ----------
+    probs : array of shape (N,) or (N, 2)
+        P(y = 1), or two columns whose second is P(y = 1); logits with ``from_logits=True``
+        (1-D scores or (N, 2) logits).
+    labels : array of shape (N,)
+        The 0/1 labels (1 = the event the flag is for).
+    l_false_positive, l_false_negative : float
+        Positive costs of the two errors.
+
+    Examples
+    --------
+    Six cases, a false negative costing four false positives (Bayes threshold 0.2): flagging
+    the four at P >= 0.3 misses nothing and costs one false positive, 1 / 6 per case.
+
+    >>> import calibkit as ck
+    >>> c = ck.choose_binary_threshold([0.9, 0.6, 0.4, 0.3, 0.1, 0.05], [1, 1, 0, 1, 0, 0],
+    ...                                l_false_positive=1, l_false_negative=4)
+    >>> c.threshold, round(c.cost, 4), (c.false_positives, c.false_negatives)
+    (0.3, 0.1667, (1, 0))
+    """
+    where = "choose_binary_threshold"
+    l_fp, l_fn = binary_costs(l_false_positive, l_false_negative, where=where)
+    p, y = binary_inputs(
+        probs, labels, from_logits=from_logits, where=where, names=("probs", "labels")
+    )
+    return choose_on(p, y, l_fp, l_fn)
+
+
+def choose_on(p: np.ndarray, y: np.ndarray, l_fp: float, l_fn: float) -> BinaryThresholdChoice:
+    """:func:`choose_binary_threshold` of checked arrays and costs."""
+    # in decreasing P: cumulative flagged and, among them, negatives (the "wrong" of the steps)
+    steps = sorted_steps(p, y)
+    n = steps.n
+    positives = int(np.count_nonzero(y == 1))
+    flagged = np.concatenate(([0], steps.acted))
+    fp = np.concatenate(([0], steps.wrong))
+    fn = positives - (flagged - fp)
+    cost = (fp * l_fp + fn * l_fn) / n
+    best = int(np.flatnonzero(cost == cost.min())[-1])  # the cheapest; ties: flag more
+    threshold = math.inf if best == 0 else float(steps.threshold[best - 1])
+    tp = int(flagged[best] - fp[best])
+    bayes = l_fp / (l_fp + l_fn)
+    return BinaryThresholdChoice(
+        threshold=threshold,
+        cost=float(cost[best]),
+        true_positives=tp,
+        false_positives=int(fp[best]),
+        true_negatives=n - positives - int(fp[best]),
+        false_negatives=int(fn[best]),
+        n=n,
+        l_false_positive=l_fp,
+        l_false_negative=l_fn,
+        bayes_threshold=bayes,
+        bayes_cost=cost_of(confusion_at(p, y, bayes), l_fp, l_fn),
+    )
+
+
+@dataclass(frozen=True)
+class BinaryPolicyRow:
+    """One rule "flag when P(y = 1) >= threshold", its counts and cost per case on the test
+    split, and its cost per case on the validation split (where the thresholds were chosen)."""
+
+    key: str
+    policy: str
+    threshold: float
+    true_positives: int
+    false_positives: int
+    true_negatives: int
+    false_negatives: int
+    cost: float
+    validation_cost: float
+
+    @property
+    def n_flagged(self) -> int:
+        return self.true_positives + self.false_positives
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = asdict(self)
+        d["threshold"] = None if math.isinf(self.threshold) else self.threshold
+        d["n_flagged"] = self.n_flagged
+        return d
+
+
+@dataclass(frozen=True, eq=False)
+class BinaryPolicyTable:
+    """Thresholds on P(y = 1) chosen on validation, judged on test.
+
+    ``rows``: flag nothing, flag everything, act on the argmax (0.5), the Bayes threshold
+    ``l_fp / (l_fp + l_fn)`` and the threshold chosen on validation (``choice``, with its
+    validation counts and the Bayes threshold's cost there).
+    """
+
+    rows: tuple[BinaryPolicyRow, ...]
+    l_false_positive: float
+    l_false_negative: float
+    bayes_threshold: float
+    choice: BinaryThresholdChoice
+    n_validation: int
+    n_test: int
+    test_positives: int
+
+    def row(self, key: str) -> BinaryPolicyRow:
+        """The row with this key: flag_none, flag_all, argmax, bayes or chosen."""
+        for r in self.rows:
+            if r.key == key:
+                return r
+        raise KeyError(f"no policy {key!r}; the table has {', '.join(r.key for r in self.rows)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "l_false_positive": self.l_false_positive,
+            "l_false_negative": self.l_false_negative,
+            "bayes_threshold": self.bayes_threshold,
+            "n_validation": self.n_validation,
+            "n_test": self.n_test,
+            "test_positives": self.test_positives,
+            "rows": [r.to_dict() for r in self.rows],
+            "validation_choice": self.choice.to_dict(),
+        }
+
+    def header(self) -> str:
+        return (
+            f"binary threshold on P(y = 1): chosen on {self.n_validation} validation cases, "
+            f"reported on {self.n_test} test cases ({self.test_positives} with y = 1); a false "
+            f"positive costs {self.l_false_positive:g}, a false negative "
+            f"{self.l_false_negative:g} (Bayes threshold {threshold_text(self.bayes_threshold)})"
+        )
+
+    def table_rows(self) -> list[tuple[str, str, str, str, str, str, str]]:
+        """Cells of each row: policy, threshold, flagged, false negatives, false positives,
+        test cost, validation cost."""
+        return [
+            (
+                r.policy,
+                threshold_text(r.threshold),
+                str(r.n_flagged),
+                str(r.false_negatives),
+                str(r.false_positives),
+                f"{r.cost:.4f}",
+                f"{r.validation_cost:.4f}",
+            )
+            for r in self.rows
+        ]
+
+    def notes(self) -> list[str]:
+        c = self.choice
+        gap = "flags nothing" if math.isinf(c.threshold) else f"gap {c.gap:+.4f} to Bayes"
+        return [
+            f"chosen on validation: flag when P(y = 1) >= "
+            f"{threshold_text(c.threshold, above='above every probability')} at {c.cost:.4f} "
+            f"per case there, where the Bayes threshold costs {c.bayes_cost:.4f} ({gap}; a gap "
+            "measures miscalibration where the decision is made)."
+        ]
+
+    def verdict(self) -> str:
+        """One line: the chosen threshold and what it costs on test, against the Bayes one."""
+        chosen, bayes = self.row("chosen"), self.row("bayes")
+        return (
+            f"flag when P(y = 1) >= {threshold_text(chosen.threshold)} (chosen on "
+            f"{self.n_validation} cases): cost {chosen.cost:.4f} per case on the other "
+            f"{self.n_test}, {_count(chosen.false_negatives, 'false negative')} and "
+            f"{_count(chosen.false_positives, 'false positive')}; the Bayes threshold "
+            f"{threshold_text(bayes.threshold)} costs {bayes.cost:.4f}."
+        )
+
+    def __str__(self) -> str:
+        head = (
+            "policy",
+            "threshold",
+            "flagged",
+            "false neg.",
+            "false pos.",
+            "cost/case",
+            "val. cost",
+        )
+        cells = [head, *self.table_rows()]
+        widths = [max(len(row[j]) for row in cells) for j in range(len(head))]
+        lines = [self.header()]
+        for row in cells:
+            first = row[0].ljust(widths[0])
+            rest = "  ".join(cell.rjust(w) for cell, w in zip(row[1:], widths[1:], strict=True))
+            lines.append(f"{first}  {rest}")
+        lines.extend(self.notes())
+        return "\n".join(lines)
+
+
+def binary_policy_table(
+    val_probs: Any,
+    val_labels: Any,
+    test_probs: Any,
+    test_labels: Any,
+    *,
+    l_false_positive: float,
+    l_false_negative: float,
+    from_logits: bool = False,
+) -> BinaryPolicyTable:
+    """Thresholds on P(y = 1) chosen on validation, each rule's cost per case reported on test.
+
+    Five rules "flag when P(y = 1) >= t": flag nothing, flag everything, the argmax (t = 0.5),
+    the Bayes threshold ``l_fp / (l_fp + l_fn)`` (:func:`bayes_threshold`, right when P is
+    calibrated) and the threshold that minimised the validation cost
+    (:func:`choose_binary_threshold`). The test labels choose nothing.
+
+    Parameters
+    ----------
+    val_probs, val_labels : arrays
+        The split the threshold is chosen on: P(y = 1) (1-D, or (N, 2) with P(y = 1) second;
+        logits with ``from_logits=True``) and the 0/1 labels.
+    test_probs, test_labels : arrays
+        The split every rule is reported on.
+    l_false_positive, l_false_negative : float
+        Positive costs of flagging a case with y = 0 and of missing one with y = 1.
+
+    Examples
+    --------
+    >>> import numpy as np, calibkit as ck
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0, 1, 4000); y = (rng.random(4000) < p).astype(int)
+    >>> t = ck.binary_policy_table(p[:2000], y[:2000], p[2000:], y[2000:],
+    ...                            l_false_positive=1, l_false_negative=9)
+    >>> t.bayes_threshold, t.row("bayes").cost < t.row("argmax").cost
+    (0.1, True)
+    """
+    where = "binary_policy_table"
+    l_fp, l_fn = binary_costs(l_false_positive, l_false_negative, where=where)
+    val = binary_inputs(
+        val_probs,
+        val_labels,
+        from_logits=from_logits,
+        where=f"{where} (validation)",
+        names=("val_probs", "val_labels"),
+    )
+    test = binary_inputs(
+        test_probs,
+        test_labels,
+        from_logits=from_logits,
+        where=f"{where} (test)",
+        names=("test_probs", "test_labels"),
+    )
+    return binary_table_of(val, test, l_fp, l_fn)
+
+
+def binary_table_of(
+    val: tuple[np.ndarray, np.ndarray],
+    test: tuple[np.ndarray, np.ndarray],
+    l_fp: float,
+    l_fn: float,
+) -> BinaryPolicyTable:
+    """:func:`binary_policy_table` of checked splits and costs."""
+    choice = choose_on(val[0], val[1], l_fp, l_fn)
+    bayes = l_fp / (l_fp + l_fn)
+    rules = (
+        ("flag_none", "flag nothing", math.inf),
+        ("flag_all", "flag everything", 0.0),
+        ("argmax", "argmax (P >= 0.5)", 0.5),
+        ("bayes", "Bayes threshold (calibrated P)", bayes),
+        ("chosen", "chosen on validation", choice.threshold),
+    )
+    rows = []
+    for key, name, t in rules:
+        on_test = confusion_at(test[0], test[1], t)
+        rows.append(
+            BinaryPolicyRow(
+                key=key,
+                policy=name,
+                threshold=t,
+                true_positives=on_test.true_positives,
+                false_positives=on_test.false_positives,
+                true_negatives=on_test.true_negatives,
+                false_negatives=on_test.false_negatives,
+                cost=cost_of(on_test, l_fp, l_fn),
+                validation_cost=cost_of(confusion_at(val[0], val[1], t), l_fp, l_fn),
+            )
+        )
+    return BinaryPolicyTable(
+        rows=tuple(rows),
+        l_false_positive=l_fp,
+        l_false_negative=l_fn,
+        bayes_threshold=bayes,
+        choice=choice,
+        n_validation=int(val[0].size),
+        n_test=int(test[0].size),
+        test_positives=int(np.count_nonzero(test[1] == 1)),
+    )
