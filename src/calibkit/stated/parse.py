@@ -333,7 +333,9 @@ def _unreadable(text: str, max_chars: int) -> str | None:
     """ "too long" or "too deep" when the reply is beyond the parsers' limits, else None."""
     if len(text) > max_chars:
         return "too long"
-    if "{" in text and json_depth(text) > MAX_JSON_DEPTH:
+    if "{" not in text or text.count("{") + text.count("[") <= MAX_JSON_DEPTH:
+        return None  # too few brackets to nest too deeply: no need to measure
+    if json_depth(text) > MAX_JSON_DEPTH:
         return "too deep"
     return None
 
