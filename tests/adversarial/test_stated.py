@@ -570,6 +570,25 @@ def test_unreachable_base_url_stops_the_run_with_the_reason(tmp_path):
         assert {r.status for r in st.items()} == {"transient_error"}
 
 
+def test_reachability_rules():
+    """Three failed connections in a row before any answer stop a run; any answer of the server
+    (an HTTP 429 included) breaks the row; after replies, only a key whose retries all failed
+    with nothing answered since its first failure does."""
+    r = _runner.Reachability()
+    assert not r.failed("e", since=0.0, exhausted=False)
+    assert not r.failed("e", since=0.0, exhausted=False)
+    r.answered()  # a 429: the server is there
+    assert not r.failed("e", since=0.0, exhausted=False)
+    assert not r.failed("e", since=0.0, exhausted=False)
+    assert r.failed("refused", since=0.0, exhausted=False) and r.reason == "refused"
+    r = _runner.Reachability()
+    r.replied()
+    for _ in range(10):
+        assert not r.failed("e", since=time.monotonic(), exhausted=False)
+    assert not r.failed("e", since=0.0, exhausted=True)  # a reply came after its first failure
+    assert r.failed("down", since=time.monotonic(), exhausted=True) and r.reason == "down"
+
+
 def test_cli_unreachable_base_url_exits_with_one_line(tmp_path):
     ds = write_decision_set(tmp_path / "ds.jsonl", make_items(30))
     url = f"http://127.0.0.1:{free_port()}/v1"
@@ -782,6 +801,10 @@ def test_stated_run_on_a_damaged_store_says_what_is_wrong(tmp_path, damage, mess
         if damage != "truncated"
         else f"stated run: reply store '{path}' {message}",
     )
+    if damage in ("other", "columns"):  # another program's database is left as it was
+        with sqlite3.connect(path) as c:
+            assert c.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+            assert "leases" not in {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
 
 
 class FullDisk(ReplyStore):

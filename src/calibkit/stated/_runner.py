@@ -70,8 +70,10 @@ class Reachability:
 
     * no reply has come yet and :data:`STARTUP_FAILURES` connections in a row have failed (an
       address nothing listens on fails in a second, not after every key's backoff), or
-    * a key has used up its retries on connection failures and no reply has come from any
+    * a key has used up its retries on connection failures and nothing has come from any
       request since that key's first failure (the provider stopped answering mid-run).
+
+    Any answer of the provider, an HTTP error included, shows it can be reached.
     """
 
     def __init__(self) -> None:
@@ -84,6 +86,11 @@ class Reachability:
     def replied(self) -> None:
         with self._lock:
             self.replies += 1
+        self.answered()
+
+    def answered(self) -> None:
+        """The provider answered (a reply, or an HTTP error such as 429): it can be reached."""
+        with self._lock:
             self.in_a_row = 0
             self._last_reply = time.monotonic()
 
@@ -224,6 +231,8 @@ def _call(
             if kind is None:
                 raise
             msg = describe(exc)
+            if kind != "connection":
+                reach.answered()
             if kind == "permanent":
                 store.put(key, status="permanent_error", error=msg)
                 return None

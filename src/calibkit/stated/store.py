@@ -195,9 +195,9 @@ class ReplyStore:
             )
         try:
             with self._guard("opening it"):
+                self._check_schema()  # before anything changes another program's database
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute("PRAGMA synchronous=NORMAL")
-                self._check_schema()
                 self._conn.executescript(_SCHEMA)
         except BaseException:
             self._conn.close()
