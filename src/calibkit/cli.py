@@ -1746,8 +1746,11 @@ def _store_table(path: Path, decision_set: Path | None, command: str) -> dict[st
         )
     labels = {str(it["id"]): str(it["label"]) for it in _read_decision_set(decision_set, command)}
     _check_file(path, command, "a reply store")
-    with ReplyStore(path) as store:
-        records = list(store.items(status="ok"))
+    try:
+        with ReplyStore(path) as store:
+            records = list(store.items(status="ok"))
+    except InputError as exc:  # not a store, damaged, locked...
+        raise InputError(f"{command}: {exc}") from None
     unknown = sorted({r.key.item_id for r in records} - labels.keys())
     if unknown:
         raise InputError(

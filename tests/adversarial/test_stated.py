@@ -807,6 +807,14 @@ def test_stated_run_on_a_damaged_store_says_what_is_wrong(tmp_path, damage, mess
             assert "leases" not in {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
 
 
+def test_stated_audit_of_a_garbage_store_is_one_line(tmp_path):
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(b"\x00garbage" * 100)
+    ds = write_decision_set(tmp_path / "ds.jsonl", make_items(2))
+    res = runner.invoke(app, ["stated", "audit", str(path), "--decision-set", str(ds)])
+    assert_bad_input(res, f"stated audit: '{path}' is not a calibkit reply store")
+
+
 class FullDisk(ReplyStore):
     """The disk fills up after ``n`` replies: SQLite's own SQLITE_FULL (max_page_count)."""
 
