@@ -106,7 +106,18 @@ def test_run_resumes_then_audits_the_store(
         assert server.total == 10  # nothing asked again
         assert "resumes" in second.stdout and "0 calls" in second.stdout
     # the store audits like a table, joined with the labels
-    res = invoke("stated", "audit", store, "--decision-set", decision_set10, "--json", *FAST)
+    # (one run in the store: grouping by the model alone pools nothing; the default is per run)
+    res = invoke(
+        "stated",
+        "audit",
+        store,
+        "--decision-set",
+        decision_set10,
+        "--group-by",
+        "llm",
+        "--json",
+        *FAST,
+    )
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["rows"]
     assert [r["group"] for r in rows] == [["openai:fake-1"]] and rows[0]["n"] == 10

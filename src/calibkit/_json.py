@@ -129,7 +129,12 @@ def parse_json(
             f"{what}: the JSON document is {size:,} characters long; calibkit reads at most "
             f"{max_bytes:,}. Check that this is the file you meant."
         )
-    depth = json_depth(text)
+    if isinstance(text, str):
+        opens = text.count("[") + text.count("{")
+    else:
+        opens = text.count(b"[") + text.count(b"{")
+    # fewer brackets than the bound cannot nest beyond it: most documents skip the measurement
+    depth = json_depth(text) if opens > max_depth else 0
     if depth > max_depth:
         raise InputError(
             f"{what}: JSON nested {depth} levels deep; calibkit reads at most {max_depth} "

@@ -1831,49 +1831,18 @@ def _read_table(path: Path, command: str):
 
 def _read_decision_set(path: Path, command: str) -> list[dict[str, Any]]:
     """The items of a decision set (JSON lines with id, question, options and label)."""
+    from .stated.decision_set import read_decision_set
+
     _check_file(path, command, "a decision set (JSON lines)")
-    items: list[dict[str, Any]] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{command}: cannot read '{path}': {exc}.") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{command}: '{path}' line {number} is not JSON: {exc.msg}.") from None
-        if not isinstance(item, dict):
-            raise InputError(f"{command}: '{path}' line {number} is not a JSON object.")
-        missing = [k for k in ("id", "question", "options", "label") if k not in item]
-        if missing:
-            raise InputError(
-                f"{command}: '{path}' line {number} has no {', '.join(missing)}; each line "
-                "needs id, question, options and label."
-            )
-        options = item["options"]
-        if not isinstance(options, list) or len(options) < 2:
-            raise InputError(
-                f"{command}: '{path}' line {number}: options must be a list of at least two."
-            )
-        if str(item["label"]) not in map(str, options):
-            raise InputError(
-                f"{command}: '{path}' line {number}: label {item['label']!r} is not one of "
-                "its options."
-            )
-        items.append(item)
-    if not items:
-        raise InputError(f"{command}: '{path}' holds no items.")
-    ids = [str(it["id"]) for it in items]
-    if len(set(ids)) != len(ids):
-        dup = next(i for i in ids if ids.count(i) > 1)
-        raise InputError(f"{command}: '{path}' lists item {dup!r} more than once.")
-    return items
+    return read_decision_set(path, where=command)
+
+
+_RUN_COLUMNS = ("llm", "prompt", "settings")
 
 
 def _store_table(path: Path, decision_set: Path | None, command: str) -> dict[str, list[Any]]:
-    """The ok replies of a reply store, joined with the decision set's labels."""
+    """The ok replies of a reply store, joined with the decision set's labels: one row per
+    reply, with the run it belongs to (llm, prompt, settings) and its item and sample."""
     from .stated.store import ReplyStore
 
     if decision_set is None:
@@ -1883,32 +1852,68 @@ def _store_table(path: Path, decision_set: Path | None, command: str) -> dict[st
         )
     labels = {str(it["id"]): str(it["label"]) for it in _read_decision_set(decision_set, command)}
     _check_file(path, command, "a reply store")
-    import sqlite3
-
     try:
         with ReplyStore(path) as store:
             records = list(store.items(status="ok"))
-    except sqlite3.DatabaseError as exc:
-        raise InputError(f"{command}: cannot read '{path}' as a reply store: {exc}.") from None
+    except InputError as exc:  # not a store, damaged, locked...
+        raise InputError(f"{command}: {exc}") from None
     unknown = sorted({r.key.item_id for r in records} - labels.keys())
     if unknown:
         raise InputError(
             f"{command}: {len(unknown)} item(s) of '{path}' are not in '{decision_set}' "
             f"(first: {unknown[0]!r}); pass the decision set the run asked."
         )
-    columns: dict[str, list[Any]] = {
-        k: [] for k in ("llm", "prompt", "settings", "item_id", "stated_confidence", "correct")
-    }
+    names = (*_RUN_COLUMNS, "item_id", "sample", "stated_confidence", "correct")
+    columns: dict[str, list[Any]] = {k: [] for k in names}
     for r in records:
         columns["llm"].append(f"{r.key.provider}:{r.key.model}")
         columns["prompt"].append(r.key.prompt_hash[:12])
         columns["settings"].append(r.key.settings_hash)
         columns["item_id"].append(r.key.item_id)
+        columns["sample"].append(r.key.sample_index)
         columns["stated_confidence"].append(r.confidence)
         columns["correct"].append(int(str(r.answer) == labels[r.key.item_id]))
     if not records:
         raise InputError(f"{command}: '{path}' holds no parsed (ok) replies to audit.")
     return columns
+
+
+def _check_pooling(
+    table: dict[str, list[Any]], groups: list[str], pool: bool, path: Path, command: str
+) -> None:
+    """Refuse a group that pools several runs of a store (unless --pool), and warn when a group
+    holds several replies of one item (samples), which are not independent."""
+    from collections import Counter, defaultdict
+
+    from ._errors import CalibkitWarning
+
+    runs: defaultdict[tuple[Any, ...], set[tuple[Any, ...]]] = defaultdict(set)
+    per_item: defaultdict[tuple[Any, ...], Counter[tuple[Any, ...]]] = defaultdict(Counter)
+    for i in range(len(table["item_id"])):
+        group = tuple(table[g][i] for g in groups)
+        run = tuple(table[c][i] for c in _RUN_COLUMNS)
+        runs[group].add(run)
+        per_item[group][(*run, table["item_id"][i])] += 1
+    for group, found in runs.items():
+        name = "/".join(map(str, group)) or "all rows"
+        counts = per_item[group]
+        n_replies, n_items = sum(counts.values()), len({k[-1] for k in counts})
+        if len(found) > 1 and not pool:
+            settings = ", ".join(sorted({f"{r[1]}/{r[2]}" for r in found})[:4])
+            raise InputError(
+                f"{command}: group {name} of '{path}' pools {len(found)} runs (prompt/settings "
+                f"{settings}): {n_replies} replies of {n_items} items; audit each run with the "
+                f"default --group-by {','.join(_RUN_COLUMNS)}, or pass --pool to pool them."
+            )
+        most = max(Counter(k[-1] for k in counts.elements()).values())
+        if most > 1:
+            warnings.warn(
+                f"{command}: group {name} holds {n_replies} replies of {n_items} items (up to "
+                f"{most} per item, from samples or pooled runs): N counts replies, and replies "
+                "of one item are not independent, so the ECE interval is too narrow.",
+                CalibkitWarning,
+                stacklevel=2,
+            )
 
 
 @stated_app.command(
@@ -1917,7 +1922,8 @@ def _store_table(path: Path, decision_set: Path | None, command: str) -> dict[st
     "its interval and noise floor, Brier, NLL, AUC, the share of multiples of 0.05 and the most "
     "common stated values, and which source is better calibrated.\n\n"
     "FILE is a table (.csv, .tsv, .parquet, .jsonl) with one row per answer, or a reply store "
-    "(.sqlite/.db, written by calibkit stated run) with --decision-set for the labels.",
+    "(.sqlite/.db, written by calibkit stated run) with --decision-set for the labels; a store is "
+    "audited per run (model, prompt and settings) unless --pool.",
 )
 def stated_audit(
     file: Annotated[
@@ -1926,8 +1932,8 @@ def stated_audit(
     group_by: Annotated[
         str | None,
         typer.Option(
-            help="Group columns, comma-separated (table default: llm,qset; store: llm; "
-            "'' for none).",
+            help="Group columns, comma-separated (table default: llm,qset; store: "
+            "llm,prompt,settings, one group per run; '' for none).",
             show_default=False,
             rich_help_panel=_COLUMNS,
         ),
@@ -1965,6 +1971,14 @@ def stated_audit(
     n_sims: Annotated[
         int, typer.Option(help="Simulations for the ECE noise floor.", rich_help_panel=_NOISE)
     ] = 1000,
+    pool: Annotated[
+        bool,
+        typer.Option(
+            "--pool",
+            help="With a reply store: let a group pool several runs (otherwise refused).",
+            rich_help_panel=_COLUMNS,
+        ),
+    ] = False,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the audit as JSON (only that, on stdout).")
     ] = False,
@@ -1983,8 +1997,10 @@ def stated_audit(
     is_store = file.suffix.lower() in _STORE_SUFFIXES
     if decision_set is not None and not is_store:
         _fail(f"{command}: --decision-set goes with a reply store (.sqlite/.db), not '{file}'.")
+    if pool and not is_store:
+        _fail(f"{command}: --pool goes with a reply store (.sqlite/.db), not '{file}'.")
     default_groups, default_sources = (
-        ("llm", "stated_confidence")
+        (",".join(_RUN_COLUMNS), "stated_confidence")
         if is_store
         else ("llm,qset", "stated_confidence,chosen_token_confidence")
     )
@@ -2016,6 +2032,8 @@ def stated_audit(
                     f"{command}: '{file}' has no column {correct!r} (--correct); columns: "
                     f"{', '.join(names)}."
                 )
+            if is_store:
+                _check_pooling(table, groups, pool, file, command)
             result = audit_stated(
                 table,
                 group_by=groups,
@@ -2127,7 +2145,8 @@ def stated_run(
     """Elicit answers and stated confidences, then audit them."""
     import calibkit as ck
 
-    from .stated.elicit import elicit
+    from ._files import check_outputs
+    from .stated.elicit import ProviderUnreachable, elicit
 
     command = "stated run"
     if provider is None or model is None:
@@ -2150,6 +2169,7 @@ def stated_run(
                 raise InputError(f"{command}: --store '{store}' is a directory; pass a file.")
             if not store.parent.exists():
                 raise InputError(f"{command}: the folder of --store '{store}' does not exist.")
+            check_outputs([("--store", store), ("--html", html)], [decision_set], where=command)
             try:
                 run = elicit(
                     items,
@@ -2163,8 +2183,12 @@ def stated_run(
                     base_url=base_url,
                     api_key_env=api_key_env,
                 )
-            except ValueError as exc:
-                raise InputError(f"{command}: {exc}.") from None
+            except ProviderUnreachable as exc:
+                raise InputError(f"{command}: {exc}") from None
+            except ValueError as exc:  # InputError and StoreError included
+                text = str(exc)
+                raise InputError(f"{command}: {text}{'' if text.endswith('.') else '.'}") from None
+            _check_something_asked(run, command)
             labels = {str(it["id"]): str(it["label"]) for it in items}
             parsed = [r for r in run.results if r.status == "ok" and r.confidence is not None]
             conf = np.array([r.confidence for r in parsed], dtype=np.float64)
@@ -2244,6 +2268,21 @@ def stated_run(
     else:
         render_audit(result, console, source=f"{len(parsed)} parsed replies (unparsed left out)")
     _wrote(console, html=html if result is not None else None)
+
+
+def _check_something_asked(run, command: str) -> None:
+    """Refuse a run in which no item got a reply (every one an error): nothing could be asked."""
+    from collections import Counter
+
+    answered = {"ok", "failed"}
+    if not run.results or any(r.status in answered for r in run.results):
+        return
+    reasons = Counter(f"{r.status}: {r.error}" if r.error else r.status for r in run.results)
+    reason, count = reasons.most_common(1)[0]
+    raise InputError(
+        f"{command}: nothing could be asked: none of the {len(run.results)} items got a reply "
+        f"({count} x {reason}). Check the provider, the model name and the API key, then rerun."
+    )
 
 
 def main() -> None:

@@ -10,8 +10,12 @@ list is used up, every request gets ``"ok"``):
   option, confidence 0.8);
 - ``"malformed"``: a reply with no confidence in it;
 - ``"429"``, ``"500"``, ``"400"``, ``"401"``, ``"404"``: that HTTP error;
-- ``"slow"``: sleeps ``slow_s`` before answering (for client timeouts).
+- ``"slow"``: sleeps ``slow_s`` before answering (for client timeouts);
+- ``"text=REPLY"``: a reply whose text is REPLY, verbatim (for pathological replies).
 
+Every request waits ``latency`` seconds first (so that concurrent runs overlap). Setting ``down``
+makes the server drop every request without an answer (closing the connection, as a server that
+went away mid-run); ``dropped`` counts them.
 ``requests[item]`` counts every request, ``replies[item]`` the 200 replies. The server is bounded:
 after ``max_requests`` it answers 400, and it shuts itself down after ``lifetime`` seconds.
 """
@@ -40,10 +44,14 @@ class FakeLLMServer:
         max_requests: int = 500,
         lifetime: float = 60.0,
         slow_s: float = 1.0,
+        latency: float = 0.0,
     ) -> None:
         self.script = {k: list(v) for k, v in (script or {}).items()}
         self.max_requests = max_requests
         self.slow_s = slow_s
+        self.latency = latency
+        self.down = False
+        self.dropped = 0
         self.requests: Counter[str] = Counter()
         self.replies: Counter[str] = Counter()
         self.paths: Counter[str] = Counter()
@@ -59,6 +67,11 @@ class FakeLLMServer:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802
+                if fake.down:
+                    with fake._lock:
+                        fake.dropped += 1
+                    self.close_connection = True
+                    return
                 n = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(n) or b"{}")
                 path = self.path.split("?")[0]
@@ -127,6 +140,8 @@ class FakeLLMServer:
             action = queue.pop(0) if queue else "ok"
         if over:
             return _error(api, 400, "fake server request budget exhausted")
+        if self.latency:
+            time.sleep(self.latency)
         if action == "slow":
             time.sleep(self.slow_s)
             action = "ok"
@@ -134,6 +149,10 @@ class FakeLLMServer:
             return _error(api, int(action), f"scripted {action}")
         if action == "malformed":
             reply = "I think it is probably the first one, but I cannot say how sure I am."
+            tokens = [reply]
+            answer_at = None
+        elif action.startswith("text="):
+            reply = action[len("text=") :]
             tokens = [reply]
             answer_at = None
         else:

@@ -5,19 +5,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from .elicit import DEFAULT_PROMPT, ElicitationRun, Item, ItemResult, elicit, prompt_hash
+from .decision_set import read_decision_set
+from .elicit import (
+    DEFAULT_PROMPT,
+    ElicitationRun,
+    Item,
+    ItemResult,
+    ProviderUnreachable,
+    elicit,
+    prompt_hash,
+)
 from .parse import (
     ANSWER_KEYS,
     CONFIDENCE_KEYS,
     DEFAULT_VERBAL_SCALE,
+    MAX_REPLY_CHARS,
     REASONS,
     ConfidenceParse,
     ParseReport,
+    decision_reason,
     parse_batch,
     parse_confidence,
     parse_decision,
 )
-from .store import FINAL_STATUSES, ReplyKey, ReplyRecord, ReplyStore
+from .store import FINAL_STATUSES, ReplyKey, ReplyRecord, ReplyStore, StoreError
 
 __all__ = [
     "ANSWER_KEYS",
@@ -30,19 +41,24 @@ __all__ = [
     "FINAL_STATUSES",
     "Item",
     "ItemResult",
+    "MAX_REPLY_CHARS",
     "ParseReport",
+    "ProviderUnreachable",
     "REASONS",
     "ReplyKey",
     "ReplyRecord",
     "ReplyStore",
     "SourceAudit",
     "StatedAudit",
+    "StoreError",
     "audit_stated",
+    "decision_reason",
     "elicit",
     "parse_batch",
     "parse_confidence",
     "parse_decision",
     "prompt_hash",
+    "read_decision_set",
 ]
 #: Names from .audit, imported on first use: the audit reads tables with pyarrow, which
 #: ``import calibkit`` does not load.

@@ -5,9 +5,10 @@ answer and a confidence in one structured reply, validates it with
 :func:`calibkit.stated.parse.parse_decision` and retries a malformed reply a bounded number of
 times. The prompt is part of the measurement: it is fixed, returned with the run and its sha256
 recorded in every key. Every reply is committed to a :class:`~calibkit.stated.store.ReplyStore`
-before it is parsed, so a rerun after an interruption resumes and never repeats a stored call.
+before it is parsed, so a rerun after an interruption resumes and never repeats a stored call,
+and runs sharing a store share the work (each key is leased to one run before it is asked).
 
-Three sources of confidence (seed 002, section 7):
+Three sources of confidence:
 
 - ``"verbalized"``: the confidence the model writes in its reply;
 - ``"logprob"``: the probability of the answer token, renormalised over the options' tokens
@@ -26,21 +27,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
-import random
-import re
-import sys
-import threading
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .store import FINAL_STATUSES, ReplyKey, ReplyRecord, ReplyStore
+from .._errors import CalibkitWarning, InputError
+from ._runner import Counters, Plan, Reachability, run_keys
+from .logprobs import option_distribution
+from .parse import _option_map, parse_decision
+from .providers import PermanentError, TransientError, make_caller
+from .store import FINAL_STATUSES, ReplyKey, ReplyRecord, ReplyStore, StoreError, new_owner
 
 __all__ = [
     "DEFAULT_PROMPT",
@@ -48,6 +47,7 @@ __all__ = [
     "Item",
     "ItemResult",
     "PermanentError",
+    "ProviderUnreachable",
     "TransientError",
     "elicit",
     "option_distribution",
@@ -69,12 +69,9 @@ Reply with a single JSON object and nothing else, in this form:
 {"answer": "<one of the options, exactly as written>", "confidence": <a number between 0 and 1>}"""
 
 
-class TransientError(Exception):
-    """A call that may succeed if repeated (429, 5xx, timeout, connection error)."""
-
-
-class PermanentError(Exception):
-    """A call that will not succeed if repeated (400, 401, 403, 404, 422...)."""
+class ProviderUnreachable(ConnectionError):
+    """The provider could not be reached (or stopped answering): the run stopped early, every
+    reply received so far is stored, and a rerun resumes."""
 
 
 @dataclass(frozen=True)
@@ -148,376 +145,32 @@ def render_prompt(prompt: str, item: Item) -> str:
 
 def _items(items: Iterable[Any]) -> list[Item]:
     out: list[Item] = []
-    for it in items:
-        if isinstance(it, Item):
-            out.append(it)
-        elif isinstance(it, Mapping):
-            out.append(Item(str(it["id"]), str(it["question"]), tuple(map(str, it["options"]))))
-        else:
-            i, q, o = it
-            out.append(Item(str(i), str(q), tuple(map(str, o))))
+    for n, it in enumerate(items):
+        try:
+            if isinstance(it, Item):
+                out.append(it)
+            elif isinstance(it, Mapping):
+                out.append(Item(str(it["id"]), str(it["question"]), tuple(map(str, it["options"]))))
+            else:
+                i, q, o = it
+                out.append(Item(str(i), str(q), tuple(map(str, o))))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(
+                f"elicit: item {n} is not an item ({type(exc).__name__}: {exc}); give mappings "
+                "with id, question and options, or (id, question, options) tuples."
+            ) from None
     ids = [it.id for it in out]
     if len(set(ids)) != len(ids):
-        raise ValueError("item ids must be unique")
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise InputError(f"elicit: item ids must be unique; {dup!r} is given more than once.")
     for it in out:
         if len(it.options) < 2:
-            raise ValueError(f"item {it.id!r} needs at least two options")
+            raise InputError(f"elicit: item {it.id!r} needs at least two options.")
+        try:  # options the parser could not tell apart: refused before anything is paid for
+            _option_map(it.options)
+        except InputError as exc:
+            raise InputError(f"elicit: item {it.id!r}: {exc}") from None
     return out
-
-
-# -- log-probabilities -------------------------------------------------------------------------
-_ANSWER_AT = (
-    re.compile(r'"answer"\s*:\s*"?', re.IGNORECASE),
-    re.compile(r"answer\s*[:=]\s*\"?", re.IGNORECASE),
-)
-
-
-def _token_option(token: str, options: Sequence[str]) -> str | None:
-    t = token.strip().strip("\"'").strip().casefold()
-    if not t:
-        return None
-    exact = [o for o in options if o.strip().casefold() == t]
-    if len(exact) == 1:
-        return exact[0]
-    pref = [o for o in options if o.strip().casefold().startswith(t)]
-    return pref[0] if len(pref) == 1 else None
-
-
-def option_distribution(
-    content: Sequence[Mapping[str, Any]], text: str, answer: str, options: Sequence[str]
-) -> dict[str, float] | None:
-    """The options' probabilities at the answer token, renormalised over the options.
-
-    ``content`` is the OpenAI ``logprobs.content`` list (token, logprob, top_logprobs). The answer
-    token is the one covering the answer's first character in ``text``. None if it cannot be
-    found or no top token is an option.
-
-    >>> c = [{"token": "Answer: ", "logprob": 0.0, "top_logprobs": []},
-    ...      {"token": "B", "logprob": math.log(0.6), "top_logprobs": [
-    ...          {"token": "B", "logprob": math.log(0.6)}, {"token": "A", "logprob": math.log(0.2)},
-    ...          {"token": "I", "logprob": math.log(0.2)}]}]
-    >>> d = option_distribution(c, "Answer: B", "B", ["A", "B"])
-    >>> {k: round(v, 6) for k, v in d.items()}
-    {'A': 0.25, 'B': 0.75}
-    """
-    offset = None
-    for rx in _ANSWER_AT:
-        m = rx.search(text)
-        if m is not None:
-            rest = text[m.end() :]
-            offset = m.end() + (len(rest) - len(rest.lstrip()))
-            break
-    if offset is None:
-        i = text.casefold().find(answer.casefold())
-        offset = None if i < 0 else i
-    if offset is None:
-        return None
-    pos = 0
-    entry: Mapping[str, Any] | None = None
-    for e in content:
-        end = pos + len(e.get("token") or "")
-        if end > offset:
-            entry = e
-            break
-        pos = end
-    if entry is None:
-        return None
-    probs = dict.fromkeys(options, 0.0)
-    seen: set[str] = set()
-    cands = list(entry.get("top_logprobs") or []) + [entry]
-    for c in cands:
-        tok = c.get("token") or ""
-        if tok in seen or c.get("logprob") is None:
-            continue
-        seen.add(tok)
-        opt = _token_option(tok, options)
-        if opt is not None:
-            probs[opt] += math.exp(float(c["logprob"]))
-    total = sum(probs.values())
-    if not total > 0:
-        return None
-    return {o: p / total for o, p in probs.items()}
-
-
-# -- providers ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Reply:
-    text: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    logprobs: Any = None
-
-
-def _classify(exc: BaseException) -> str | None:
-    """ "transient", "permanent", or None (not an API error: re-raised)."""
-    if isinstance(exc, TransientError):
-        return "transient"
-    if isinstance(exc, PermanentError):
-        return "permanent"
-    for modname in ("openai", "anthropic"):
-        mod = sys.modules.get(modname)  # an SDK that is not imported raised nothing
-        if mod is None:
-            continue
-        if isinstance(exc, mod.APIConnectionError):  # includes APITimeoutError
-            return "transient"
-        if isinstance(exc, mod.APIStatusError):
-            code = int(exc.status_code)
-            if code in (408, 409, 429) or code >= 500:
-                return "transient"
-            return "permanent"
-    return None
-
-
-def _api_key(api_key_env: str | None, default_env: str, base_url: str | None) -> str:
-    env = api_key_env or default_env
-    key = os.environ.get(env)
-    if key:
-        return key
-    if base_url is not None and api_key_env is None:
-        return "not-needed"  # local OpenAI-compatible servers usually take any key
-    raise ValueError(f"no API key: set the environment variable {env}")
-
-
-def _openai_caller(
-    model: str,
-    *,
-    base_url: str | None,
-    api_key_env: str | None,
-    temperature: float | None,
-    max_tokens: int,
-    logprobs: bool,
-    top_logprobs: int,
-    timeout: float,
-) -> Callable[[Item, int, str], _Reply]:
-    try:
-        import openai
-    except ImportError as e:  # pragma: no cover
-        raise ImportError(
-            "provider 'openai' needs the openai SDK: pip install calibkit[llm]"
-        ) from e
-    client = openai.OpenAI(
-        api_key=_api_key(api_key_env, "OPENAI_API_KEY", base_url),
-        base_url=base_url,
-        max_retries=0,  # retries are ours: bounded, with backoff, and every attempt stored
-        timeout=timeout,
-    )
-
-    def call(item: Item, sample_index: int, text: str) -> _Reply:
-        kw: dict[str, Any] = {}
-        if logprobs:
-            kw = {"logprobs": True, "top_logprobs": top_logprobs}
-        if temperature is not None:
-            kw["temperature"] = temperature
-        r = client.chat.completions.create(
-            model=model,
-            messages=[{"role": "user", "content": text}],
-            max_tokens=max_tokens,
-            **kw,
-        )
-        if not r.choices:
-            raise TransientError("reply without choices")
-        ch = r.choices[0]
-        lp = None
-        if ch.logprobs is not None and ch.logprobs.content is not None:
-            lp = [c.model_dump(exclude_none=True) for c in ch.logprobs.content]
-        u = r.usage
-        return _Reply(
-            ch.message.content or "",
-            int(u.prompt_tokens or 0) if u else 0,
-            int(u.completion_tokens or 0) if u else 0,
-            lp,
-        )
-
-    return call
-
-
-def _anthropic_caller(
-    model: str,
-    *,
-    base_url: str | None,
-    api_key_env: str | None,
-    temperature: float | None,
-    max_tokens: int,
-    timeout: float,
-) -> Callable[[Item, int, str], _Reply]:
-    try:
-        import anthropic
-    except ImportError as e:  # pragma: no cover
-        raise ImportError(
-            "provider 'anthropic' needs the anthropic SDK: pip install calibkit[llm]"
-        ) from e
-    client = anthropic.Anthropic(
-        api_key=_api_key(api_key_env, "ANTHROPIC_API_KEY", base_url),
-        base_url=base_url,
-        max_retries=0,
-        timeout=timeout,
-    )
-
-    def call(item: Item, sample_index: int, text: str) -> _Reply:
-        # anthropic 2.x has no ``temperature`` argument: it travels in the body when asked for
-        extra = None if temperature is None else {"temperature": temperature}
-        r = client.messages.create(
-            model=model,
-            max_tokens=max_tokens,
-            messages=[{"role": "user", "content": text}],
-            extra_body=extra,
-        )
-        out = "".join(getattr(b, "text", "") for b in r.content if b.type == "text")
-        u = r.usage
-        return _Reply(out, int(u.input_tokens or 0), int(u.output_tokens or 0), None)
-
-    return call
-
-
-def _replay_caller(
-    replay: str | Path | ReplyStore,
-    *,
-    model: str,
-    prompt_hash: str,
-    settings_hash: str,
-) -> Callable[[Item, int, str], _Reply]:
-    table: dict[tuple[str, int], _Reply] = {}
-    if isinstance(replay, ReplyStore):
-        for rec in replay.items(model=model, prompt_hash=prompt_hash, settings_hash=settings_hash):
-            if rec.key.provider != "replay" and rec.text is not None:
-                table[(rec.key.item_id, rec.key.sample_index)] = _Reply(
-                    rec.text, rec.input_tokens, rec.output_tokens, rec.logprobs
-                )
-    else:
-        with open(replay, encoding="utf-8") as fh:
-            for line in fh:
-                if not line.strip():
-                    continue
-                d = json.loads(line)
-                k = (str(d["item_id"]), int(d.get("sample_index", 0)))
-                table[k] = _Reply(
-                    str(d["text"]),
-                    int(d.get("input_tokens", 0)),
-                    int(d.get("output_tokens", 0)),
-                    d.get("logprobs"),
-                )
-
-    def call(item: Item, sample_index: int, text: str) -> _Reply:
-        try:
-            return table[(item.id, sample_index)]
-        except KeyError:
-            raise PermanentError(f"no recorded reply for item {item.id!r}") from None
-
-    return call
-
-
-# -- the runner --------------------------------------------------------------------------------
-class _Stop(Exception):
-    pass
-
-
-@dataclass
-class _Counters:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    reused: int = 0
-
-    def add(self, r: _Reply) -> None:
-        with self.lock:
-            self.calls += 1
-            self.input_tokens += r.input_tokens
-            self.output_tokens += r.output_tokens
-
-
-def _validate(
-    text: str, logprobs: Any, item: Item, source: str
-) -> tuple[str, float, dict[str, float] | None] | str:
-    """(answer, confidence, distribution) or the reason it failed: "malformed" or "no_logprob"."""
-    from .parse import parse_decision
-
-    parsed = parse_decision(text, item.options)
-    if parsed is None:
-        return "malformed"
-    answer = str(parsed[0])
-    if source != "logprob":
-        return answer, float(parsed[1]), None
-    dist = option_distribution(logprobs or [], text, answer, item.options)
-    if dist is None:
-        return "no_logprob"
-    return answer, dist[answer], dist
-
-
-def _ask(
-    key: ReplyKey,
-    item: Item,
-    text: str,
-    *,
-    call: Callable[[Item, int, str], _Reply],
-    store: ReplyStore,
-    source: str,
-    max_retries: int,
-    transient_retries: int,
-    backoff_base: float,
-    backoff_max: float,
-    stop: threading.Event,
-    counters: _Counters,
-) -> None:
-    rec = store.get(key)
-    if rec is not None and rec.status in FINAL_STATUSES:
-        with counters.lock:
-            counters.reused += 1
-        return
-    # replies already stored for this key (an interrupted run): count them, validate the last
-    n_replies = sum(1 for a in store.attempts(key) if a["text"] is not None)
-    if rec is not None and rec.status == "pending" and rec.text is not None:
-        v = _validate(rec.text, rec.logprobs, item, source)
-        if not isinstance(v, str):
-            store.mark(key, "ok", answer=v[0], confidence=v[1])
-            return
-        if v == "no_logprob":
-            store.mark(key, "failed", error="no log-probabilities for the answer token")
-            return
-    while True:
-        if n_replies > max_retries:
-            store.mark(key, "failed", error=f"malformed reply after {n_replies} attempts")
-            return
-        if stop.is_set():
-            raise _Stop
-        reply: _Reply | None = None
-        for t in range(transient_retries + 1):
-            try:
-                reply = call(item, key.sample_index, text)
-                break
-            except Exception as exc:
-                kind = _classify(exc)
-                if kind is None:
-                    raise
-                msg = f"{type(exc).__name__}: {exc}"[:2000]
-                if kind == "permanent":
-                    store.put(key, status="permanent_error", error=msg)
-                    return
-                store.put(key, status="transient_error", error=msg)
-                if t == transient_retries or stop.is_set():
-                    return  # left as transient_error: a rerun asks again
-                delay = min(backoff_max, backoff_base * 2**t) * (0.5 + random.random() / 2)
-                if stop.wait(delay):  # interrupted: stop waiting, leave it for a rerun
-                    return
-        assert reply is not None
-        counters.add(reply)
-        # committed before it is parsed
-        store.put(
-            key,
-            text=reply.text,
-            input_tokens=reply.input_tokens,
-            output_tokens=reply.output_tokens,
-            logprobs=reply.logprobs,
-            status="pending",
-        )
-        n_replies += 1
-        v = _validate(reply.text, reply.logprobs, item, source)
-        if not isinstance(v, str):
-            store.mark(key, "ok", answer=v[0], confidence=v[1])
-            return
-        if v == "no_logprob":
-            store.mark(key, "failed", error="no log-probabilities for the answer token")
-            return
 
 
 def _settings(
@@ -552,42 +205,55 @@ def elicit(
     backoff_max: float = 60.0,
     timeout: float = 60.0,
     replay: str | Path | ReplyStore | None = None,
+    lease_s: float = 30.0,
 ) -> ElicitationRun:
     """Ask ``model`` for an answer and a confidence on every item; store every reply first.
 
     ``items``: mappings with ``id``, ``question``, ``options`` (or ``(id, question, options)``
     tuples, or :class:`Item`). ``prompt``: a template with ``{question}`` and ``{options}``
     (default :data:`DEFAULT_PROMPT`); its sha256 is part of every key. ``max_retries``: extra
-    attempts after a malformed reply (each stored), then the key is recorded ``failed``.
-    ``transient_retries``/``backoff_base``/``backoff_max``: bounded exponential backoff (with
-    jitter) for 429, 5xx, timeouts and connection errors; when exhausted the key is left
-    ``transient_error`` and a rerun asks again. A permanent error (400/401/403/404...) is
-    recorded against its item and the run goes on. ``samples``: replies per item (``k`` for
+    attempts after a reply the parser reads nothing from (each stored), then the key is
+    recorded ``failed`` with the error "unparsed: <reason>"; a reply the parser itself fails on
+    is recorded so at once. ``transient_retries``/``backoff_base``/``backoff_max``: bounded
+    exponential backoff (with jitter) for 429, 5xx, timeouts and connection errors; when
+    exhausted the key is left ``transient_error`` and a rerun asks again. When the provider
+    cannot be reached (three connections in a row fail before any reply, or a key's retries all
+    fail to connect with no reply from any request meanwhile) the run stops and
+    :class:`ProviderUnreachable` says why. A permanent error (400/401/403/404...) is recorded
+    against its item and the run goes on. ``samples``: replies per item (``k`` for
     ``source="consistency"``). ``temperature=None`` sends none (the provider's default); the
     anthropic 2.x SDK has no temperature argument, so a number is sent in the request body.
     ``replay``: for ``provider="replay"``, a JSONL file of
     ``{"item_id", "sample_index", "text", ...}`` or a store (default: ``store`` itself, reading the
     replies other providers stored for the same model, prompt and settings).
 
+    Runs sharing a store share the work: each key is leased (``lease_s`` seconds, renewed while
+    its request is in flight) to the run asking it; a key leased by another live run is come
+    back to once that run has answered it or its lease has expired, so every key is asked once.
+
     Keys are read only from the environment (``api_key_env``, default ``OPENAI_API_KEY`` or
     ``ANTHROPIC_API_KEY``; with a ``base_url`` and no key, a placeholder is sent, as local
     servers expect). Interrupting (Ctrl-C, an exception) lets in-flight calls finish and store
-    their replies; rerunning the same call resumes.
+    their replies; rerunning the same call resumes. A store that fails (a full disk, a damaged
+    file) raises :class:`~calibkit.stated.store.StoreError`, saying which received replies
+    could not be stored.
     """
     if provider not in PROVIDERS:
-        raise ValueError(f"provider must be one of {PROVIDERS}, got {provider!r}")
+        raise InputError(f"provider must be one of {PROVIDERS}, got {provider!r}")
     if source not in SOURCES:
-        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+        raise InputError(f"source must be one of {SOURCES}, got {source!r}")
     if source == "logprob" and provider == "anthropic":
-        raise ValueError("source='logprob' needs log-probabilities; the Anthropic API has none")
+        raise InputError("source='logprob' needs log-probabilities; the Anthropic API has none")
     if samples < 1 or concurrency < 1 or max_retries < 0 or transient_retries < 0:
-        raise ValueError("samples and concurrency must be >= 1, retries >= 0")
+        raise InputError("samples and concurrency must be >= 1, retries >= 0")
+    if not lease_s > 0:
+        raise InputError(f"lease_s must be a positive number of seconds, got {lease_s!r}")
     if source == "consistency" and samples < 2:
-        raise ValueError("source='consistency' needs samples >= 2")
+        raise InputError("source='consistency' needs samples >= 2")
     if source == "consistency" and not temperature:
         warnings.warn(
             "source='consistency' at temperature 0 samples the same reply k times",
-            UserWarning,
+            CalibkitWarning,
             stacklevel=2,
         )
     its = _items(items)
@@ -604,11 +270,14 @@ def elicit(
             (ReplyKey(provider, model, ph, it.id, s, sh), it) for it in its for s in range(samples)
         ]
         todo = [
-            (k, it) for k, it in keys if (r := st.get(k)) is None or r.status not in FINAL_STATUSES
+            (k, it, render_prompt(prompt, it))
+            for k, it in keys
+            if (r := st.get(k)) is None or r.status not in FINAL_STATUSES
         ]
-        counters = _Counters(reused=len(keys) - len(todo))
+        counters = Counters(reused=len(keys) - len(todo))
+        reach = Reachability()
         if todo:
-            call = _make_caller(
+            call = make_caller(
                 provider,
                 model,
                 base_url=base_url,
@@ -622,9 +291,7 @@ def elicit(
                 prompt_hash=ph,
                 settings_hash=sh,
             )
-            _run_keys(
-                todo,
-                prompt=prompt,
+            plan = Plan(
                 call=call,
                 store=st,
                 source=source,
@@ -632,98 +299,67 @@ def elicit(
                 transient_retries=transient_retries,
                 backoff_base=backoff_base,
                 backoff_max=backoff_max,
-                concurrency=concurrency,
-                counters=counters,
+                owner=new_owner(),
+                lease_s=float(lease_s),
             )
+            try:
+                run_keys(todo, plan=plan, concurrency=concurrency, counters=counters, reach=reach)
+            except StoreError as exc:
+                if not counters.lost:
+                    raise
+                raise StoreError(_lost_message(counters, exc)) from None
+        if reach.reason is not None:
+            raise ProviderUnreachable(_unreachable_message(provider, base_url, reach, len(keys)))
         return _collect(its, keys, st, provider, model, source, prompt, ph, settings, sh, counters)
     finally:
         if own_store:
             st.close()
 
 
-def _make_caller(
-    provider: str,
-    model: str,
-    *,
-    base_url: str | None,
-    api_key_env: str | None,
-    temperature: float | None,
-    max_tokens: int,
-    source: str,
-    top_logprobs: int,
-    timeout: float,
-    replay: str | Path | ReplyStore,
-    prompt_hash: str,
-    settings_hash: str,
-) -> Callable[[Item, int, str], _Reply]:
-    if provider == "openai":
-        return _openai_caller(
-            model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            logprobs=source == "logprob",
-            top_logprobs=top_logprobs,
-            timeout=timeout,
-        )
-    if provider == "anthropic":
-        return _anthropic_caller(
-            model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            timeout=timeout,
-        )
-    return _replay_caller(replay, model=model, prompt_hash=prompt_hash, settings_hash=settings_hash)
+def _lost_message(counters: Counters, exc: StoreError) -> str:
+    lost = counters.lost
+    tokens = sum(t for _, t in lost)
+    names = ", ".join(f"{k.item_id!r} (sample {k.sample_index})" for k, _ in lost[:5])
+    if len(lost) == 1:
+        head = f"the reply received for item {names} could not be stored and is lost"
+    else:
+        more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
+        head = f"{len(lost)} replies received could not be stored and are lost: {names}{more}"
+    return (
+        f"{head} ({tokens} output tokens paid); the run stopped, and a rerun asks again what "
+        f"was lost. {exc}"
+    )
 
 
-def _run_keys(
-    todo: list[tuple[ReplyKey, Item]],
-    *,
-    prompt: str,
-    call: Callable[[Item, int, str], _Reply],
-    store: ReplyStore,
-    source: str,
-    max_retries: int,
-    transient_retries: int,
-    backoff_base: float,
-    backoff_max: float,
-    concurrency: int,
-    counters: _Counters,
-) -> None:
-    stop = threading.Event()
-    ex = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="calibkit-elicit")
-    futures: list[Future[None]] = []
+def _unreachable_message(
+    provider: str, base_url: str | None, reach: Reachability, n_keys: int
+) -> str:
+    where = f"{provider} at {base_url}" if base_url else f"{provider} (its default address)"
+    got = (
+        "nothing was asked"
+        if reach.replies == 0
+        else f"{reach.replies} of {n_keys} replies came before it stopped answering"
+    )
+    return (
+        f"cannot reach {where}: {reach.reason}; {reach.in_a_row} connection attempts in a row "
+        f"failed and {got}. The replies stored so far are kept; check the address and the "
+        "network, then rerun (stored replies are not asked again)."
+    )
+
+
+def _verbalized(r: ReplyRecord, options: tuple[str, ...]) -> float | None:
     try:
-        for k, it in todo:
-            futures.append(
-                ex.submit(
-                    _ask,
-                    k,
-                    it,
-                    render_prompt(prompt, it),
-                    call=call,
-                    store=store,
-                    source=source,
-                    max_retries=max_retries,
-                    transient_retries=transient_retries,
-                    backoff_base=backoff_base,
-                    backoff_max=backoff_max,
-                    stop=stop,
-                    counters=counters,
-                )
-            )
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-        for f in done:
-            exc = f.exception()
-            if exc is not None and not isinstance(exc, _Stop):
-                raise exc
-    finally:
-        # on any exception (or Ctrl-C) stop starting new calls; in-flight calls store their replies
-        stop.set()
-        ex.shutdown(wait=True, cancel_futures=True)
+        p = parse_decision(r.text or "", options)
+    except Exception:  # the parser failing on a stored reply loses only this side figure
+        return None
+    return None if p is None else float(p[1])
+
+
+def _distribution(r: ReplyRecord, options: tuple[str, ...]) -> dict[str, float] | None:
+    try:
+        return option_distribution(r.logprobs or [], r.text or "", str(r.answer), options)
+    except Exception:  # as in _verbalized
+        return None
 
 
 def _collect(
@@ -737,10 +373,8 @@ def _collect(
     ph: str,
     settings: dict[str, Any],
     sh: str,
-    counters: _Counters,
+    counters: Counters,
 ) -> ElicitationRun:
-    from .parse import parse_decision
-
     by_item: dict[str, list[ReplyRecord]] = {it.id: [] for it in its}
     replies: list[ReplyRecord] = []
     for k, _ in keys:
@@ -753,12 +387,7 @@ def _collect(
         recs = by_item[it.id]
         ok = [r for r in recs if r.status == "ok" and r.answer is not None]
         n = len(recs)
-        verbal = None
-        for r in ok:
-            p = parse_decision(r.text or "", it.options)
-            if p is not None:
-                verbal = float(p[1])
-                break
+        verbal = next((v for r in ok if (v := _verbalized(r, it.options)) is not None), None)
         if not ok:
             statuses = [r.status for r in recs] or ["missing"]
             status = "permanent_error" if "permanent_error" in statuses else statuses[0]
@@ -776,7 +405,7 @@ def _collect(
             r0 = ok[0]
             dist = None
             if source == "logprob" and r0.text is not None:
-                dist = option_distribution(r0.logprobs or [], r0.text, str(r0.answer), it.options)
+                dist = _distribution(r0, it.options)
             results.append(
                 ItemResult(it.id, "ok", r0.answer, r0.confidence, verbal, dist, n, len(ok))
             )

@@ -24,14 +24,21 @@ Rules (conservative: never a guess, never a fallback constant):
   "conflicting"). The stated numbers are used as given: each must lie in [0, 1], they are not
   renormalised and need not sum to 1.
 
+Limits (the work per reply is bounded and linear in its length):
+
+* a reply longer than ``max_chars`` (default :data:`MAX_REPLY_CHARS`, 200,000 characters, about
+  50,000 tokens) is not read: reason "too long";
+* a reply holding a ``{`` whose brackets nest more than 64 levels deep
+  (:data:`calibkit._json.MAX_JSON_DEPTH`, outside strings) is not read: reason "too deep".
+
 When nothing usable is found, :func:`parse_confidence` returns a falsy :class:`ConfidenceParse`
-whose ``.value`` is None and whose ``.reason`` is "absent", "out of range" or "conflicting", so that
-``if res:`` works like a None check and the reason is still there to count.
+whose ``.value`` is None and whose ``.reason`` is one of :data:`REASONS`, so that ``if res:`` works
+like a None check and the reason is still there to count.
 """
 
 from __future__ import annotations
 
-import json
+import bisect
 import math
 import re
 import unicodedata
@@ -43,11 +50,14 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from .._json import MAX_JSON_DEPTH, json_depth
+from ._objects import find_object
 
 __all__ = [
     "CONFIDENCE_KEYS",
     "ANSWER_KEYS",
     "DEFAULT_VERBAL_SCALE",
+    "MAX_REPLY_CHARS",
     "REASONS",
     "ConfidenceParse",
     "ParseReport",
@@ -57,7 +67,10 @@ __all__ = [
 ]
 
 #: reasons a confidence is not parsed; parse_decision adds "no answer", "not an option", "malformed"
-REASONS = ("absent", "out of range", "conflicting")
+REASONS = ("absent", "out of range", "conflicting", "too long", "too deep")
+
+#: The longest reply the parsers read (characters); a longer one fails with reason "too long".
+MAX_REPLY_CHARS = 200_000
 
 #: A convention, not a measurement: change it with ``scale=`` when the prompt defines its own words.
 DEFAULT_VERBAL_SCALE: Mapping[str, float] = {
@@ -105,15 +118,15 @@ _CUE_RE = re.compile(
 )
 _LABEL_RE = re.compile(r"confidence[\w ]{0,12}?\**\s*[:=]\**\s*(?:\*\*\s*)?$", re.IGNORECASE)
 _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
-_FENCE_RE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
+# the rest of the line is taken greedily and its trailing blanks stripped in Python: a lazy group
+# followed by [ \t]*$ would rescan a long run of blanks once per character
 _ANSWER_LINE_RE = re.compile(
-    r"^[ \t>*_-]*(?:final\s+)?answer[ \t*_]*[:=][ \t]*(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE
+    r"^[ \t>*_-]*(?:final\s+)?answer[ \t*_]*[:=][ \t]*(.*)$", re.IGNORECASE | re.MULTILINE
 )
 _CONF_LINE_RE = re.compile(
-    r"^[ \t>*_-]*confidence(?:[ \t_]+(?:level|score))?[ \t*_]*[:=][ \t]*(.*?)[ \t]*$",
+    r"^[ \t>*_-]*confidence(?:[ \t_]+(?:level|score))?[ \t*_]*[:=][ \t]*(.*)$",
     re.IGNORECASE | re.MULTILINE,
 )
-_DECODER = json.JSONDecoder()
 _BEFORE, _AFTER = 25, 60
 
 
@@ -212,17 +225,25 @@ def _verbal_re(scale: Mapping[str, float]) -> re.Pattern[str]:
 _DEFAULT_VERBAL_RE = _verbal_re(DEFAULT_VERBAL_SCALE)
 
 
+def _near_a_cue(pos: int, starts: list[int], ends: list[int]) -> bool:
+    """Whether ``pos`` lies within _BEFORE characters before a cue's start or within _AFTER after
+    its end (cues do not overlap, so starts and ends are both sorted)."""
+    i = bisect.bisect_left(starts, pos)
+    if i < len(starts) and starts[i] - _BEFORE <= pos:
+        return True
+    j = bisect.bisect_right(ends, pos)
+    return j > 0 and pos <= ends[j - 1] + _AFTER
+
+
 def _from_text(text: str, scale: Mapping[str, float] | None) -> ConfidenceParse:
     norm = _normalise(text)
     cands = _candidates(norm, text)
     if cands:
         cues = [m.span() for m in _CUE_RE.finditer(norm)]
         if cues:
-            near = [
-                c
-                for pos, c in cands
-                if any(s - _BEFORE <= pos <= s or e <= pos <= e + _AFTER for s, e in cues)
-            ]
+            starts = [s for s, _ in cues]
+            ends = [e for _, e in cues]
+            near = [c for pos, c in cands if _near_a_cue(pos, starts, ends)]
         else:
             near = [c for _, c in cands]
         if near:
@@ -244,7 +265,10 @@ def _from_value(v: Any, src: str | None, scale: Mapping[str, float] | None) -> C
     if isinstance(v, bool) or v is None:
         return _fail("absent", src)
     if isinstance(v, int | float):
-        x = float(v)
+        try:
+            x = float(v)
+        except OverflowError:  # an integer beyond the range of a float
+            return _fail("out of range", src)
         if math.isfinite(x) and 0 <= x <= 1:
             return ConfidenceParse(x, source=src if src is not None else repr(v), form="decimal")
         return _fail("out of range", src)
@@ -305,49 +329,41 @@ def _from_object(
     return ConfidenceParse(top, span, "distribution", option=tops[0])
 
 
-def _find_object(text: str) -> tuple[dict[str, Any], str] | None:
-    """The JSON object of a reply: the whole text, a fenced block, or the first one in prose."""
-    s = text.strip()
-    if s.startswith("{"):
-        try:
-            o = json.loads(s)
-            if isinstance(o, dict):
-                return o, s
-        except ValueError:
-            pass
-    for m in _FENCE_RE.finditer(text):
-        try:
-            o = json.loads(m.group(1))
-            if isinstance(o, dict):
-                return o, m.group(1)
-        except ValueError:
-            continue
-    i = text.find("{")
-    while i != -1:
-        try:
-            o, end = _DECODER.raw_decode(text, i)
-            if isinstance(o, dict):
-                return o, text[i:end]
-        except ValueError:
-            pass
-        i = text.find("{", i + 1)
+def _unreadable(text: str, max_chars: int) -> str | None:
+    """ "too long" or "too deep" when the reply is beyond the parsers' limits, else None."""
+    if len(text) > max_chars:
+        return "too long"
+    if "{" not in text or text.count("{") + text.count("[") <= MAX_JSON_DEPTH:
+        return None  # too few brackets to nest too deeply: no need to measure
+    if json_depth(text) > MAX_JSON_DEPTH:
+        return "too deep"
     return None
 
 
 def parse_confidence(
-    text: str | float, *, scale: Mapping[str, float] | None = None
+    text: str | float,
+    *,
+    scale: Mapping[str, float] | None = None,
+    max_chars: int = MAX_REPLY_CHARS,
 ) -> ConfidenceParse:
     """Parse one stated confidence (see the module docstring for every rule).
 
     Returns a :class:`ConfidenceParse`: ``.value`` in [0, 1] with ``.source`` (the exact substring)
     and ``.form``, or a falsy result with ``.value`` None and ``.reason`` in :data:`REASONS`.
     A JSON object in the text is read first (a confidence key or a per-option distribution);
-    otherwise the free text is read.
+    otherwise the free text is read. A reply longer than ``max_chars`` characters is not read
+    (reason "too long"), nor one whose JSON nests more than 64 levels deep ("too deep").
+
+    >>> parse_confidence('{"a":' * 3000).reason
+    'too deep'
     """
     if not isinstance(text, str):
         return _from_value(text, None, scale)
+    limit = _unreadable(text, max_chars)
+    if limit is not None:
+        return _fail(limit)
     if "{" in text:
-        found = _find_object(text)
+        found = find_object(text)
         if found is not None:
             r = _from_object(found[0], found[1], scale)
             if r or r.reason != "absent":
@@ -375,12 +391,15 @@ def _option_map(options: Iterable[Any]) -> dict[str, Any]:
 
 
 def _decide(
-    text: str, omap: Mapping[str, Any], scale: Mapping[str, float] | None
+    text: str, omap: Mapping[str, Any], scale: Mapping[str, float] | None, max_chars: int
 ) -> tuple[Any, float] | str:
     """(answer, confidence) or the reason it fails."""
     if not isinstance(text, str):
         return "absent"
-    found = _find_object(text) if "{" in text else None
+    limit = _unreadable(text, max_chars)
+    if limit is not None:
+        return limit
+    found = find_object(text) if "{" in text else None
     if found is not None:
         obj, span = found
         has, ans, _ = _get(obj, ANSWER_KEYS)
@@ -404,7 +423,7 @@ def _decide(
             assert c.value is not None
             return omap[key], c.value
     answers = {m.group(1).strip().strip("*").strip() for m in _ANSWER_LINE_RE.finditer(text)}
-    confs = [m.group(1) for m in _CONF_LINE_RE.finditer(text)]
+    confs = [m.group(1).rstrip(" \t") for m in _CONF_LINE_RE.finditer(text)]
     if not answers:
         return "malformed" if "{" in text else "no answer"
     if len(answers) > 1:
@@ -424,7 +443,11 @@ def _decide(
 
 
 def parse_decision(
-    reply_text: str, options: Iterable[Any], *, scale: Mapping[str, float] | None = None
+    reply_text: str,
+    options: Iterable[Any],
+    *,
+    scale: Mapping[str, float] | None = None,
+    max_chars: int = MAX_REPLY_CHARS,
 ) -> tuple[Any, float] | None:
     """``(answer, confidence)`` from a reply, or None.
 
@@ -433,10 +456,29 @@ def parse_decision(
     whitespace normalisation (nothing fuzzier); the confidence comes from the confidence field
     (parsed by :func:`parse_confidence`'s rules, so "85%" is 0.85) or, with no confidence field,
     from the answer's entry in a per-option distribution. A number only in the reasoning does not
-    count. Anything else is None, never a guess. :func:`parse_batch` gives the reasons.
+    count. Anything else is None, never a guess (a reply beyond the limits of
+    :func:`parse_confidence` included). :func:`parse_batch` and :func:`decision_reason` give
+    the reasons.
     """
-    r = _decide(reply_text, _option_map(options), scale)
+    r = _decide(reply_text, _option_map(options), scale, max_chars)
     return None if isinstance(r, str) else r
+
+
+def decision_reason(
+    reply_text: str,
+    options: Iterable[Any],
+    *,
+    scale: Mapping[str, float] | None = None,
+    max_chars: int = MAX_REPLY_CHARS,
+) -> tuple[Any, float] | str:
+    """What :func:`parse_decision` reads, or instead of None the reason it reads nothing:
+    "no answer", "not an option", "malformed", "conflicting", "absent", "out of range",
+    "too long" or "too deep".
+
+    >>> decision_reason("Answer: C\\nConfidence: 0.9", ["A", "B"])
+    'not an option'
+    """
+    return _decide(reply_text, _option_map(options), scale, max_chars)
 
 
 @dataclass(frozen=True)
@@ -462,6 +504,7 @@ def parse_batch(
     options: Iterable[Any] | None = None,
     *,
     scale: Mapping[str, float] | None = None,
+    max_chars: int = MAX_REPLY_CHARS,
 ) -> ParseReport:
     """Parse many replies: confidences alone (``options`` None) or decisions against ``options``."""
     omap = None if options is None else _option_map(options)
@@ -474,7 +517,11 @@ def parse_batch(
     for i, text in enumerate(replies):
         n += 1
         if omap is None:
-            c = parse_confidence(text, scale=scale) if isinstance(text, str) else _fail("absent")
+            c = (
+                parse_confidence(text, scale=scale, max_chars=max_chars)
+                if isinstance(text, str)
+                else _fail("absent")
+            )
             if c and c.value is not None:
                 vals.append(c.value)
                 idx.append(i)
@@ -482,7 +529,7 @@ def parse_batch(
                 bad.append(i)
                 reasons[c.reason or "absent"] += 1
         else:
-            r = _decide(text, omap, scale)
+            r = _decide(text, omap, scale, max_chars)
             if isinstance(r, str):
                 bad.append(i)
                 reasons[r] += 1
