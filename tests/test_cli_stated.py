@@ -168,3 +168,25 @@ def test_stated_audit_writes_an_html_report_with_a_diagram_per_group(tmp_path):
     assert text.count("<img") == 2  # one reliability diagram per group
     assert "m1 / q" in text and "m2 / q" in text
     assert "https://" not in text
+
+
+def test_the_stated_table_reads_at_80_columns() -> None:
+    """The shipped 11-model file: one block per model and question set whose lines fit in 80
+    columns, each model's name whole on its heading; --wide has every column."""
+    shipped = Path(__file__).resolve().parents[1] / "examples" / "data"
+    path = shipped / "llm_stated_confidence.parquet"
+    narrow = CliRunner(env={"COLUMNS": "80"}).invoke(
+        app, ["stated", "audit", str(path), "--n-boot", "20", "--n-sims", "20"]
+    )
+    assert narrow.exit_code == 0, narrow.output
+    lines = narrow.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    models = pq.read_table(path, columns=["llm"]).column("llm").unique().to_pylist()
+    for model in models:
+        assert any(line.startswith(f"llm {model}, qset ") for line in lines), model
+    assert "Brier " not in narrow.stdout.replace("adds Brier, NLL", "")
+    wide = CliRunner(env={"COLUMNS": "240"}).invoke(
+        app, ["stated", "audit", str(path), "--n-boot", "20", "--n-sims", "20", "--wide"]
+    )
+    assert wide.exit_code == 0, wide.output
+    assert all(name in wide.stdout for name in ("Brier", "NLL", "x0.05", "top values"))

@@ -1984,6 +1984,14 @@ def stated_audit(
     ] = False,
     quiet: QuietOption = False,
     html: HtmlOption = None,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="One table with every column (Brier, NLL, the coarseness of the stated values, "
+            "the most common values); it needs a terminal of about 200 columns.",
+        ),
+    ] = False,
 ) -> None:
     """Audit stated confidences per model and source: accuracy, ECE with its interval and noise
     floor, Brier, NLL, AUC, AURC, the coarseness of the stated values, and (with --html) each
@@ -2070,29 +2078,15 @@ def stated_audit(
         if not result.comparisons:
             typer.echo(f"{len(result.rows)} audit(s); no group has two sources to compare.")
         return
-    _render_stated_audit(result, file)
+    _render_stated_audit(result, file, wide=wide)
 
 
-def _render_stated_audit(result, file: Path) -> None:
-    from rich import box
+def _render_stated_audit(result, file: Path, *, wide: bool) -> None:
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
-    console = Console(highlight=False)
-    console.print(Text.assemble(("calibkit stated audit", "bold"), f": {file}"))
-    lines = str(result).splitlines()
-    grid = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
-    for name in lines[0].split(" | "):
-        grid.add_column(name, overflow="fold")
-    for line in lines[1:]:
-        grid.add_row(*line.split(" | "))
-    console.print(grid)
-    console.print(
-        f"ECE with {result.n_bins} bins, {result.n_boot} bootstrap resamples and "
-        f"{result.n_sims} noise-floor simulations (seed {result.seed}); 'excl' counts rows "
-        "with no confidence or one outside [0, 1]."
-    )
+    from .report.terminal import render_stated_audit
+
+    render_stated_audit(result, Console(highlight=False), source=str(file), wide=wide)
 
 
 @stated_app.command(

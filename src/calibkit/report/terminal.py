@@ -15,6 +15,7 @@ from ..measure.reliability import gap_note
 if TYPE_CHECKING:
     from ..audit import Audit
     from ..monitoring import Monitor
+    from ..stated.audit import StatedAudit
 
 __all__ = [
     "metrics_table",
@@ -22,6 +23,7 @@ __all__ = [
     "reliability_table",
     "render_audit",
     "render_monitor",
+    "render_stated_audit",
 ]
 
 DASH = "-"
@@ -133,3 +135,37 @@ def render_monitor(monitor: Monitor, console: Console, *, source: str | None = N
     )
     console.print()
     console.print(monitor.verdict())
+
+
+def render_stated_audit(
+    result: StatedAudit, console: Console, *, source: str, wide: bool = False
+) -> None:
+    """The stated-confidence audit: one block per group (its heading, then a row per source),
+    which reads at 80 columns; ``wide`` prints one table with every column instead."""
+    console.print(Text.assemble(("calibkit stated audit", "bold"), f": {source}"))
+
+    def table(head: tuple[str, ...]) -> Table:
+        out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+        for i, name in enumerate(head):
+            out.add_column(name, justify="left" if i == 0 else "right", no_wrap=True)
+        return out
+
+    if wide:
+        out = table((*result.group_by, *result.WIDE))
+        for r in result.rows:
+            out.add_row(*r.group, *result.cells(r, wide=True))
+        console.print(out)
+    else:
+        for group, rows in result.groups():
+            console.print()
+            console.print(Text(result.heading(group), style="bold"))
+            out = table(result.NARROW)
+            for r in rows:
+                out.add_row(*result.cells(r))
+            console.print(out)
+    console.print(
+        f"ECE with {result.n_bins} bins, {result.n_boot} bootstrap resamples and "
+        f"{result.n_sims} noise-floor simulations (seed {result.seed})"
+        + ("; 'excl' counts rows with no confidence or one outside [0, 1]." if wide else ".")
+        + ("" if wide else " --wide adds Brier, NLL and the stated values' coarseness.")
+    )

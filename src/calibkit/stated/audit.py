@@ -147,30 +147,66 @@ class StatedAudit:
             ],
         }
 
-    def __str__(self) -> str:
-        head = [*self.group_by, "source", "N", "excl", "acc", "ECE [95% CI]", "floor", "Brier"]
-        head += ["NLL", "AUC", "x0.05", "top values", "better"]
-        lines = [" | ".join(head)]
+    #: The columns of one source's row in the default (80-column) layout, and with ``wide``.
+    NARROW = ("source", "N", "acc", "ECE [95% CI]", "floor", "AUC")
+    WIDE = ("source", "N", "excl", "acc", "ECE [95% CI]", "floor", "Brier", "NLL", "AUC")
+    WIDE += ("x0.05", "top values", "better")
+
+    def groups(self) -> list[tuple[tuple[str, ...], list[SourceAudit]]]:
+        """The rows by group, in the order they were audited."""
+        out: dict[tuple[str, ...], list[SourceAudit]] = {}
         for r in self.rows:
-            comp = self.better(r.group)
-            mark = ""
-            if comp is not None and comp.better == r.source:
-                mark = "yes" if comp.clear else "yes (overlap)"
-            top = ", ".join(f"{v:g}:{s:.0%}" for v, s in r.top_values[:3])
-            cells = [*r.group, r.source, str(r.n), str(r.n_missing + r.n_out_of_range)]
-            cells += [
-                _fmt(r.accuracy),
-                "-" if r.ece is None else f"{r.ece:.3f} [{r.ece_low:.3f}, {r.ece_high:.3f}]",
-                _fmt(r.noise_floor),
-                _fmt(r.brier),
-                _fmt(r.nll),
-                _fmt(r.auc),
-                _fmt(r.share_multiple_of_05, ".0%"),
-                top or "-",
-                mark,
-            ]
-            lines.append(" | ".join(cells))
-        return "\n".join(lines)
+            out.setdefault(r.group, []).append(r)
+        return list(out.items())
+
+    def heading(self, group: Sequence[str]) -> str:
+        """A group's heading: its values, and which source is better calibrated there."""
+        name = ", ".join(f"{k} {v}" for k, v in zip(self.group_by, group, strict=True))
+        comp = self.better(group)
+        if comp is None:
+            return name or "all rows"
+        how = "intervals apart" if comp.clear else "intervals overlap"
+        return f"{name or 'all rows'}: {comp.better} has the lower ECE ({how})"
+
+    def cells(self, r: SourceAudit, *, wide: bool = False) -> list[str]:
+        """One source's row: :attr:`NARROW` (or :attr:`WIDE`) formatted."""
+        ece = "-" if r.ece is None else f"{r.ece:.3f} [{r.ece_low:.3f}, {r.ece_high:.3f}]"
+        if not wide:
+            return [r.source, str(r.n), _fmt(r.accuracy), ece, _fmt(r.noise_floor), _fmt(r.auc)]
+        comp = self.better(r.group)
+        mark = ""
+        if comp is not None and comp.better == r.source:
+            mark = "yes" if comp.clear else "yes (overlap)"
+        top = ", ".join(f"{v:g}:{s:.0%}" for v, s in r.top_values[:3])
+        return [
+            r.source,
+            str(r.n),
+            str(r.n_missing + r.n_out_of_range),
+            _fmt(r.accuracy),
+            ece,
+            _fmt(r.noise_floor),
+            _fmt(r.brier),
+            _fmt(r.nll),
+            _fmt(r.auc),
+            _fmt(r.share_multiple_of_05, ".0%"),
+            top or "-",
+            mark,
+        ]
+
+    def __str__(self) -> str:
+        """One block per group: its heading, then a row per source (fits 80 columns)."""
+        blocks = []
+        for group, rows in self.groups():
+            table = [list(self.NARROW)] + [self.cells(r) for r in rows]
+            widths = [max(len(row[i]) for row in table) for i in range(len(self.NARROW))]
+            lines = [self.heading(group)]
+            lines += [
+                "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
+                                 enumerate(zip(row, widths, strict=True))).rstrip()
+                for row in table
+            ]  # fmt: skip
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
 
 
 def _fmt(x: float | None, spec: str = ".3f") -> str:
