@@ -329,8 +329,13 @@ def test_an_edited_metric_is_detected(tmp_path, densenet):
     text = json.loads(path.read_text())
     text["metrics"]["ece"]["value"] = 0.001  # a nicer number
     path.write_text(json.dumps(text))
-    check = verify_record(read_record(path), z, y)
+    with pytest.raises(ck.InputError, match="the record was edited after it was made"):
+        read_record(path)
+    with pytest.warns(ck.CalibkitWarning, match="EDITED"):
+        edited = read_record(path, verify=False)  # forensic reading
+    check = verify_record(edited, z, y)
     assert check.data_matches and not check.record_intact and not check
+    assert check.trust.status == "edited"
     assert "edited" in str(check)
 
 
@@ -414,7 +419,7 @@ def test_files_that_are_not_records(tmp_path):
     with pytest.raises(ck.InputError, match="is a directory"):
         read_record(tmp_path)
     (tmp_path / "a.json").write_text("{not json")
-    with pytest.raises(ck.InputError, match="is not valid JSON"):
+    with pytest.raises(ck.InputError, match="a.json': not valid JSON"):
         read_record(tmp_path / "a.json")
     (tmp_path / "b.json").write_text('{"ece": NaN}')
     with pytest.raises(ck.InputError, match="not strict JSON"):

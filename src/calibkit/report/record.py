@@ -7,8 +7,22 @@ label arrays, with their dtype and shape), says how the rows were split and whic
 (with its fitted state and objective) produced the probabilities, and keeps the binning, the
 per-bin sufficient statistics (so that :func:`~calibkit.report.compare.compare_records` can
 compute intervals later without the data), every metric with its interval, the noise floor, the
-software versions and the time. A ``digest`` (sha256 of the other fields as canonical JSON)
-makes an edit after the fact visible to :func:`verify_record`.
+software versions and the time.
+
+What a record proves
+--------------------
+A ``digest`` (sha256 of the other fields as canonical JSON) is checked by every read
+(:func:`read_record`, :func:`check_record`, :func:`~calibkit.report.compare.compare_records`):
+an edited record is refused. A digest has no secret in it, so it detects accidental and careless
+edits, not a forger, who edits a field and recomputes it. A record that crosses a trust boundary
+should be *signed*: with a key (``key=``, or the environment variable ``CALIBKIT_RECORD_KEY``)
+:func:`calibration_record` and :func:`write_record` add a ``signature``, HMAC-SHA256 of the
+same canonical JSON (RFC 2104), which only a holder of the key can make; a read with the key
+refuses a signature that does not verify, and a read without one says that it could not verify
+it. Removing the signature leaves an unsigned record, so a reader that expects signed records
+asks for them (``require_signature=True``, ``calibkit compare --require-signature``). The data
+fingerprint (sha256 of the arrays) must describe ``data.n`` rows; whether it is of *these* data
+only :func:`verify_record`, given the arrays, can tell.
 
 The record is a plain ``dict`` (the JSON document itself): what :func:`calibration_record`
 returns is what :func:`write_record` writes and :func:`read_record` returns, key for key. The
@@ -18,13 +32,16 @@ layout is published as a JSON Schema (draft 2020-12), ``record.schema.json`` bes
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
+import hmac
 import json
 import math
 import os
 import platform
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,19 +52,23 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .._errors import InputError
+from .._errors import CalibkitWarning, InputError
 from .._files import write_atomic
-from .._json import jsonable
+from .._json import jsonable, read_json_file
 
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "KEY_ENV",
     "RecordCheck",
+    "RecordTrust",
     "calibration_record",
+    "check_record",
     "fingerprint_array",
     "read_record",
     "record_schema",
     "record_stats",
+    "sign_record",
     "validate_record",
     "verify_record",
     "write_record",
@@ -59,6 +80,12 @@ FORMAT = "calibkit.calibration-record"
 FORMAT_VERSION = 1
 #: Bytes hashed per step: a big array is fingerprinted without a second copy of it.
 _CHUNK = 1 << 24
+#: The environment variable a signing key is read from when no ``key=`` is given.
+KEY_ENV = "CALIBKIT_RECORD_KEY"
+#: The shortest signing key accepted, in bytes (RFC 2104 asks for at least the hash's output
+#: length, 32 bytes for SHA-256; 16 random bytes are already beyond guessing).
+MIN_KEY_BYTES = 16
+_SIGNATURE = "hmac-sha256"
 
 _CONTEXT = ("model", "checkpoint", "outcome_definition", "population", "data_window", "notes")
 _SUM_FIELDS = ("sum_conf", "sum_outcome", "sum_conf_sq", "sum_conf_outcome", "sum_var_weight")
@@ -82,6 +109,7 @@ def calibration_record(
     split: Mapping[str, Any] | str | None = None,
     calibrator: Any = None,
     notes: str | None = None,
+    key: str | bytes | None = None,
 ) -> dict[str, Any]:
     """The calibration record of an audit, as a JSON-ready ``dict`` valid under
     :func:`record_schema`.
@@ -107,6 +135,10 @@ def calibration_record(
     calibrator : Calibrator or dict, optional
         The fitted calibrator behind the audited probabilities (or its ``to_dict()``); recorded
         with the objective its method minimises.
+    key : str or bytes, optional
+        Sign the record (HMAC-SHA256, see the module docstring) with this key; by default with
+        the key in the environment variable ``CALIBKIT_RECORD_KEY`` when it is set (and not
+        empty); unsigned otherwise. At least 16 bytes.
 
     Examples
     --------
@@ -224,6 +256,9 @@ def calibration_record(
         "verdict": audit.verdict(),
     }
     document["digest"] = {"algorithm": "sha256", "value": _digest(document)}
+    secret = _key(key, where=where)
+    if secret is not None:
+        document["signature"] = _signature(document, secret.value)
     validate_record(document, where=where)
     return document
 
@@ -366,7 +401,8 @@ def _wilson(k: int, n: int, level: float) -> dict[str, Any]:
 
 
 def _canonical(document: Mapping[str, Any]) -> bytes:
-    body = {k: x for k, x in document.items() if k != "digest"}
+    """The bytes the digest and the signature are of: every field but those two."""
+    body = {k: x for k, x in document.items() if k not in ("digest", "signature")}
     return json.dumps(
         body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True
     ).encode("ascii")
@@ -376,47 +412,271 @@ def _digest(document: Mapping[str, Any]) -> str:
     return hashlib.sha256(_canonical(document)).hexdigest()
 
 
+def _intact(record: Mapping[str, Any]) -> bool:
+    """The record's fields still hash to its digest."""
+    return hmac.compare_digest(record["digest"]["value"], _digest(record))
+
+
+# ----------------------------------------------------------------------------- signing
+
+
+@dataclass(frozen=True)
+class _Key:
+    value: bytes
+    origin: str  # for messages: "the given key" or "the key in CALIBKIT_RECORD_KEY"
+
+    @property
+    def id(self) -> str:
+        return _key_id(self.value)
+
+
+def _key(key: str | bytes | None, *, where: str) -> _Key | None:
+    """The signing key given, else the one in the environment, else None. Never shown."""
+    if key is None:
+        text = os.environ.get(KEY_ENV)
+        if not text:
+            return None
+        raw, origin = os.fsencode(text), f"the key in {KEY_ENV}"
+    elif isinstance(key, str):
+        raw, origin = key.encode("utf-8"), "the given key"
+    elif isinstance(key, (bytes, bytearray)):
+        raw, origin = bytes(key), "the given key"
+    else:
+        raise InputError(
+            f"{where}: key must be text or bytes (the signing secret), got {type(key).__name__}."
+        )
+    if len(raw) < MIN_KEY_BYTES:
+        raise InputError(
+            f"{where}: {origin} is {len(raw)} bytes long; a signing key needs at least "
+            f"{MIN_KEY_BYTES}. Make one with: python -c 'import secrets; "
+            "print(secrets.token_hex(32))'."
+        )
+    return _Key(raw, origin)
+
+
+def _key_id(key: bytes) -> str:
+    """Names a key without revealing it (an HMAC of a fixed message), so that a record signed
+    with another key is told apart from an edited one."""
+    return hmac.new(key, b"calibkit record key id", hashlib.sha256).hexdigest()[:16]
+
+
+def _signature(document: Mapping[str, Any], key: bytes) -> dict[str, str]:
+    value = hmac.new(key, _canonical(document), hashlib.sha256).hexdigest()
+    return {"algorithm": _SIGNATURE, "key_id": _key_id(key), "value": value}
+
+
+#: What :class:`RecordTrust` may say, from most to least trusted.
+TRUST = ("signed-verified", "signed-unverified", "digest-only", "signature-invalid", "edited")
+
+
+@dataclass(frozen=True)
+class RecordTrust:
+    """How far a record can be trusted, as :func:`check_record` found it.
+
+    ``status`` is one of ``"signed-verified"`` (its HMAC-SHA256 signature verifies with the
+    key), ``"signed-unverified"`` (signed, but no key was available to check it; its digest is
+    intact), ``"digest-only"`` (unsigned; its digest is intact, which detects accidental edits,
+    not a forger who recomputes it), and, only when read with ``verify=False``,
+    ``"signature-invalid"`` or ``"edited"`` (its fields no longer hash to its digest).
+    """
+
+    status: str
+    key_id: str | None = None
+    key_origin: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Intact as far as could be checked (not edited, no signature that fails)."""
+        return self.status in ("signed-verified", "signed-unverified", "digest-only")
+
+    def __str__(self) -> str:
+        if self.status == "signed-verified":
+            return f"signed and verified (HMAC-SHA256 with {self.key_origin}, key id {self.key_id})"
+        if self.status == "signed-unverified":
+            return (
+                f"signed (key id {self.key_id}) but NOT verified: no key to check it with (set "
+                f"{KEY_ENV}); its digest is intact"
+            )
+        if self.status == "digest-only":
+            return (
+                "unsigned: digest intact (this detects accidental edits, not a forger who "
+                "recomputes it)"
+            )
+        if self.status == "signature-invalid":
+            return f"SIGNATURE DOES NOT VERIFY with {self.key_origin} (read with verify=False)"
+        return "EDITED: its fields no longer hash to its digest (read with verify=False)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "key_id": self.key_id, "text": str(self)}
+
+
+def check_record(
+    record: Any,
+    *,
+    key: str | bytes | None = None,
+    verify: bool = True,
+    require_signature: bool = False,
+    where: str = "check_record",
+) -> RecordTrust:
+    """Check a record against the schema, its digest and, where it is signed and a key is
+    available, its signature; say how far it can be trusted.
+
+    Parameters
+    ----------
+    record : dict
+        A calibration record.
+    key : str or bytes, optional
+        The signing key; by default the one in ``CALIBKIT_RECORD_KEY``, if set.
+    verify : bool
+        Refuse (:class:`calibkit.InputError`) a record whose digest or signature does not
+        match. ``False`` is for forensic reading: the result then says ``"edited"`` or
+        ``"signature-invalid"`` instead.
+    require_signature : bool
+        Refuse a record that is unsigned, or signed but not verifiable for want of a key: the
+        setting for records from across a trust boundary, where a forger could have removed
+        the signature.
+
+    Examples
+    --------
+    >>> import numpy as np, calibkit as ck
+    >>> from calibkit.report.record import calibration_record, check_record
+    >>> p = np.linspace(0.05, 0.95, 200); y = (np.arange(200) % 3 == 0).astype(int)
+    >>> r = calibration_record(ck.audit(p, y, n_boot=50, n_sims=50), key="k" * 32)
+    >>> str(check_record(r, key="k" * 32)).startswith("signed and verified")
+    True
+    >>> r["metrics"]["ece"]["value"] = 0.001
+    >>> check_record(r, key="k" * 32)
+    Traceback (most recent call last):
+    ...
+    calibkit._errors.InputError: check_record: the record was edited after it was made: ...
+    """
+    validate_record(record, where=where)
+    if not _intact(record):
+        if verify:
+            raise InputError(
+                f"{where}: the record was edited after it was made: its fields no longer hash "
+                "to its digest (sha256). Refusing to use it; make a new record from the data "
+                "(calibkit audit --record), or read it with verify=False to inspect it."
+            )
+        return RecordTrust("edited")
+    signature = record.get("signature")
+    if signature is None:
+        if require_signature:
+            raise InputError(
+                f"{where}: the record is not signed, and a signed record is required; sign it "
+                f"where it is made (set {KEY_ENV} for calibkit audit --record, or "
+                "ck.sign_record)."
+            )
+        return RecordTrust("digest-only")
+    secret = _key(key, where=where)
+    if secret is None:
+        if require_signature:
+            raise InputError(
+                f"{where}: the record is signed (key id {signature['key_id']}) but there is no "
+                f"key to verify it with; set {KEY_ENV} to the key it was signed with."
+            )
+        return RecordTrust("signed-unverified", key_id=signature["key_id"])
+    expected = _signature(record, secret.value)
+    if hmac.compare_digest(expected["value"], signature["value"]):
+        return RecordTrust("signed-verified", key_id=secret.id, key_origin=secret.origin)
+    if verify:
+        why = (
+            f"it was signed with another key (key id {signature['key_id']}; {secret.origin} "
+            f"has key id {secret.id})"
+            if signature["key_id"] != secret.id
+            else "the record, or its signature, was changed after it was signed (its digest "
+            "was recomputed to match)"
+        )
+        raise InputError(
+            f"{where}: the record's signature does not verify with {secret.origin}: {why}. "
+            "Refusing to use it; read it with verify=False to inspect it."
+        )
+    return RecordTrust("signature-invalid", key_id=signature["key_id"], key_origin=secret.origin)
+
+
+def sign_record(record: Mapping[str, Any], *, key: str | bytes | None = None) -> dict[str, Any]:
+    """A copy of an intact record with a signature (HMAC-SHA256) made with ``key`` (by
+    default the one in ``CALIBKIT_RECORD_KEY``), replacing any signature it had. An edited
+    record is refused: signing it would vouch for the edit."""
+    where = "sign_record"
+    validate_record(record, where=where)
+    if not _intact(record):
+        raise InputError(
+            f"{where}: the record was edited after it was made (its fields no longer hash to "
+            "its digest); signing it would vouch for the edit. Make a new record from the data."
+        )
+    secret = _key(key, where=where)
+    if secret is None:
+        raise InputError(f"{where}: no key: pass key= or set {KEY_ENV}.")
+    signed = copy.deepcopy(dict(record))
+    signed["signature"] = _signature(signed, secret.value)
+    return signed
+
+
 # ----------------------------------------------------------------------------- files
 
 
-def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+def write_record(
+    record: Mapping[str, Any], path: str | os.PathLike[str], *, key: str | bytes | None = None
+) -> Path:
     """Write a record as JSON, atomically (a temporary file beside ``path``, then renamed): a
-    failed write leaves no partial file. The record is checked against the schema first; its
-    digest is written as it is (an edited record stays detectably edited)."""
+    failed write leaves no partial file.
+
+    The record is checked first as :func:`check_record` checks it: an edited record, or one
+    whose signature does not verify with the key, is refused rather than written. An unsigned
+    record is signed when a key is given (``key=``) or set in ``CALIBKIT_RECORD_KEY``.
+    """
     where = "write_record"
-    validate_record(record, where=where)
+    check_record(record, key=key, where=where)
+    if "signature" not in record:
+        secret = _key(key, where=where)
+        if secret is not None:
+            record = {**record, "signature": _signature(record, secret.value)}
     text = json.dumps(record, indent=2, allow_nan=False, ensure_ascii=False)
     return write_atomic(path, text + "\n", where=where)
 
 
-def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a record written by :func:`write_record`, checked against the schema.
+def read_record(
+    path: str | os.PathLike[str],
+    *,
+    key: str | bytes | None = None,
+    verify: bool = True,
+    require_signature: bool = False,
+) -> dict[str, Any]:
+    """Read a record written by :func:`write_record`, checked against the schema, its digest
+    and (when it is signed and a key is available) its signature.
 
-    Raises :class:`calibkit.InputError` naming the file and the first failing field
-    (``metrics.ece.value``, ``bins.count[3]``, ...) when the document is not a valid record.
+    Parameters
+    ----------
+    path : str or path
+        The JSON file (read through calibkit's bounded JSON reader).
+    key, verify, require_signature
+        As for :func:`check_record`: the signing key (by default ``CALIBKIT_RECORD_KEY``);
+        ``verify=False`` reads an edited record, or one whose signature fails, for forensic
+        inspection (with a :class:`calibkit.CalibkitWarning` saying so);
+        ``require_signature=True`` refuses an unsigned or unverifiable record.
+
+    Raises :class:`calibkit.InputError` naming the file and what is wrong: the first failing
+    field (``metrics.ece.value``, ``bins.count[3]``, ...), an edit after the record was made, a
+    signature that does not verify. A signed record read without a key gives a
+    :class:`calibkit.CalibkitWarning` that its signature could not be verified.
     """
-    source = Path(path)
-    where = f"read_record: '{source}'"
-    try:
-        text = source.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"read_record: no such file: '{source}'.") from None
-    except IsADirectoryError:
-        raise InputError(f"{where} is a directory, not a calibration record.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"read_record: cannot read '{source}' ({exc}).") from None
-    try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where} is not valid JSON ({exc}).") from None
-    except ValueError as exc:
-        raise InputError(f"{where} is not strict JSON ({exc}).") from None
-    validate_record(data, where=where)
+    where = f"read_record: '{Path(path)}'"
+    data = read_json_file(path, where="read_record")
+    trust = check_record(
+        data, key=key, verify=verify, require_signature=require_signature, where=where
+    )
+    if trust.status == "signed-unverified":
+        warnings.warn(
+            f"{where}: the record is signed (key id {trust.key_id}), but {KEY_ENV} is not set, "
+            "so its signature could not be verified; only its digest was checked, which "
+            "detects accidental edits, not a forger.",
+            CalibkitWarning,
+            stacklevel=2,
+        )
+    elif not trust.ok:
+        warnings.warn(f"{where}: {trust}.", CalibkitWarning, stacklevel=2)
     return data
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 # ----------------------------------------------------------------------------- validation
@@ -626,6 +886,16 @@ def _check_consistent(record: Mapping[str, Any]) -> Problem | None:
     n = record["data"]["n"]
     if sum(bins["count"]) != n:
         return ("bins", "count"), f"adds up to {sum(bins['count'])}, but data.n is {n}"
+    fingerprint = record["data"]["fingerprint"]
+    for name in ("scores", "labels") if fingerprint is not None else ():
+        shape = fingerprint[name]["shape"]
+        if not shape or shape[0] != n:
+            rows = f"{shape[0]} rows" if shape else "a single value (shape [])"
+            return (
+                ("data", "fingerprint", name, "shape"),
+                f"describes {rows}, but data.n is {n}: the fingerprint is not of the data this "
+                "record counts",
+            )
     return None
 
 
@@ -651,12 +921,14 @@ def record_stats(record: Mapping[str, Any]) -> Any:
 class RecordCheck:
     """What :func:`verify_record` found. ``data_matches``: the arrays have the recorded
     fingerprint (dtype, shape and sha256 of scores and labels). ``record_intact``: the record's
-    fields still hash to its digest (nothing was edited after it was made). ``problems`` says
-    what differs. True (as a bool) only when both hold."""
+    fields still hash to its digest and, where it is signed and a key is available, its
+    signature verifies. ``trust`` is the :class:`RecordTrust` behind the latter. ``problems``
+    says what differs. True (as a bool) only when both hold."""
 
     data_matches: bool
     record_intact: bool
     problems: tuple[str, ...]
+    trust: RecordTrust = RecordTrust("digest-only")
 
     @property
     def ok(self) -> bool:
@@ -670,26 +942,34 @@ class RecordCheck:
             "ok": self.ok,
             "data_matches": self.data_matches,
             "record_intact": self.record_intact,
+            "trust": self.trust.to_dict(),
             "problems": list(self.problems),
         }
 
     def __str__(self) -> str:
         if self.ok:
-            return "record verified: the data match its fingerprint and the record is intact."
+            return (
+                "record verified: the data match its fingerprint and the record is intact "
+                f"({self.trust})."
+            )
         return "record NOT verified: " + "; ".join(self.problems)
 
 
-def verify_record(record: Mapping[str, Any], scores: Any, labels: Any) -> RecordCheck:
+def verify_record(
+    record: Mapping[str, Any], scores: Any, labels: Any, *, key: str | bytes | None = None
+) -> RecordCheck:
     """Whether ``scores`` and ``labels`` are the data the record was made from, and whether
     the record is as it was made.
 
     The arrays are fingerprinted as :func:`calibration_record` did (sha256 of the raw bytes,
     dtype, shape) and compared with the record's fingerprint; the record's digest is recomputed
-    from its other fields. Changed data, or a record whose fingerprint (or any other field) was
-    edited, give a falsy :class:`RecordCheck` that says what differs.
+    from its other fields, and its signature checked where it is signed and a key (``key=`` or
+    ``CALIBKIT_RECORD_KEY``) is available. Changed data, or a record whose fingerprint (or any
+    other field) was edited, give a falsy :class:`RecordCheck` that says what differs. Without
+    a signature, an edit whose author recomputed the digest cannot be told from the original.
     """
     where = "verify_record"
-    validate_record(record, where=where)
+    trust = check_record(record, key=key, verify=False, where=where)
     recorded = record["data"]["fingerprint"]
     if recorded is None:
         raise InputError(
@@ -700,20 +980,21 @@ def verify_record(record: Mapping[str, Any], scores: Any, labels: Any) -> Record
     for name, x in (("scores", scores), ("labels", labels)):
         now = fingerprint_array(x, name=name, where=where)
         then = recorded[name]
-        for key in ("dtype", "shape", "sha256"):
-            if now[key] != then[key]:
-                what = "contents (sha256)" if key == "sha256" else key
+        for field in ("dtype", "shape", "sha256"):
+            if now[field] != then[field]:
+                what = "contents (sha256)" if field == "sha256" else field
                 shown = (
-                    f"{then[key][:12]}... recorded, {now[key][:12]}... now"
-                    if key == "sha256"
-                    else f"{then[key]} recorded, {now[key]} now"
+                    f"{then[field][:12]}... recorded, {now[field][:12]}... now"
+                    if field == "sha256"
+                    else f"{then[field]} recorded, {now[field]} now"
                 )
                 problems.append(f"{name} {what} differ: {shown}")
                 break
     data_matches = not problems
-    intact = record["digest"]["value"] == _digest(record)
-    if not intact:
+    if trust.status == "edited":
         problems.append(
             "the record was edited after it was made: its fields no longer hash to its digest"
         )
-    return RecordCheck(data_matches, intact, tuple(problems))
+    elif trust.status == "signature-invalid":
+        problems.append(f"the record's signature does not verify with {trust.key_origin}")
+    return RecordCheck(data_matches, trust.ok, tuple(problems), trust)
