@@ -39,7 +39,8 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
-from .record import RecordTrust, check_record, record_stats
+from ._signing import RecordTrust, check_record
+from .record import record_stats
 
 __all__ = ["BinChange", "RecordComparison", "compare_records", "render_comparison"]
 

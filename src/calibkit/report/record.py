@@ -32,20 +32,15 @@ layout is published as a JSON Schema (draft 2020-12), ``record.schema.json`` bes
 
 from __future__ import annotations
 
-import copy
-import functools
 import hashlib
-import hmac
 import json
 import math
 import os
 import platform
-import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +50,9 @@ from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
 from .._files import write_atomic
 from .._json import jsonable, read_json_file
+from ._schema import FORMAT, FORMAT_VERSION, record_schema, validate_record
+from ._schema import SUM_FIELDS as _SUM_FIELDS
+from ._signing import KEY_ENV, RecordTrust, _digest, _key, _signature, check_record, sign_record
 
 __all__ = [
     "FORMAT",
@@ -74,21 +72,10 @@ __all__ = [
     "write_record",
 ]
 
-#: The ``format`` field of every calibration record.
-FORMAT = "calibkit.calibration-record"
-#: The layout version this calibkit writes and reads.
-FORMAT_VERSION = 1
 #: Bytes hashed per step: a big array is fingerprinted without a second copy of it.
 _CHUNK = 1 << 24
-#: The environment variable a signing key is read from when no ``key=`` is given.
-KEY_ENV = "CALIBKIT_RECORD_KEY"
-#: The shortest signing key accepted, in bytes (RFC 2104 asks for at least the hash's output
-#: length, 32 bytes for SHA-256; 16 random bytes are already beyond guessing).
-MIN_KEY_BYTES = 16
-_SIGNATURE = "hmac-sha256"
 
 _CONTEXT = ("model", "checkpoint", "outcome_definition", "population", "data_window", "notes")
-_SUM_FIELDS = ("sum_conf", "sum_outcome", "sum_conf_sq", "sum_conf_outcome", "sum_var_weight")
 _SCORES_KINDS = ("logits", "probs", "confidence")
 
 
@@ -362,6 +349,9 @@ def _calibrator(calibrator: Any, *, where: str) -> dict[str, Any] | None:
             f"{where}: calibrator is missing {', '.join(missing)}; pass a fitted calibrator "
             "or the dictionary its to_dict() returns."
         )
+    from ..recalibrate.base import Calibrator
+
+    Calibrator._from_dict(data, where=f"{where}: calibrator")  # every field, typed
     objective = data.get("objective") or _objective(str(data["kind"]))
     return {
         "kind": str(data["kind"]),
@@ -398,219 +388,6 @@ def _wilson(k: int, n: int, level: float) -> dict[str, Any]:
 
     low, high = binomial_interval(k, n, method="wilson", level=level)
     return {"low": float(low), "high": float(high), "level": level, "method": "wilson"}
-
-
-def _canonical(document: Mapping[str, Any]) -> bytes:
-    """The bytes the digest and the signature are of: every field but those two."""
-    body = {k: x for k, x in document.items() if k not in ("digest", "signature")}
-    return json.dumps(
-        body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True
-    ).encode("ascii")
-
-
-def _digest(document: Mapping[str, Any]) -> str:
-    return hashlib.sha256(_canonical(document)).hexdigest()
-
-
-def _intact(record: Mapping[str, Any]) -> bool:
-    """The record's fields still hash to its digest."""
-    return hmac.compare_digest(record["digest"]["value"], _digest(record))
-
-
-# ----------------------------------------------------------------------------- signing
-
-
-@dataclass(frozen=True)
-class _Key:
-    value: bytes
-    origin: str  # for messages: "the given key" or "the key in CALIBKIT_RECORD_KEY"
-
-    @property
-    def id(self) -> str:
-        return _key_id(self.value)
-
-
-def _key(key: str | bytes | None, *, where: str) -> _Key | None:
-    """The signing key given, else the one in the environment, else None. Never shown."""
-    if key is None:
-        text = os.environ.get(KEY_ENV)
-        if not text:
-            return None
-        raw, origin = os.fsencode(text), f"the key in {KEY_ENV}"
-    elif isinstance(key, str):
-        raw, origin = key.encode("utf-8"), "the given key"
-    elif isinstance(key, (bytes, bytearray)):
-        raw, origin = bytes(key), "the given key"
-    else:
-        raise InputError(
-            f"{where}: key must be text or bytes (the signing secret), got {type(key).__name__}."
-        )
-    if len(raw) < MIN_KEY_BYTES:
-        raise InputError(
-            f"{where}: {origin} is {len(raw)} bytes long; a signing key needs at least "
-            f"{MIN_KEY_BYTES}. Make one with: python -c 'import secrets; "
-            "print(secrets.token_hex(32))'."
-        )
-    return _Key(raw, origin)
-
-
-def _key_id(key: bytes) -> str:
-    """Names a key without revealing it (an HMAC of a fixed message), so that a record signed
-    with another key is told apart from an edited one."""
-    return hmac.new(key, b"calibkit record key id", hashlib.sha256).hexdigest()[:16]
-
-
-def _signature(document: Mapping[str, Any], key: bytes) -> dict[str, str]:
-    value = hmac.new(key, _canonical(document), hashlib.sha256).hexdigest()
-    return {"algorithm": _SIGNATURE, "key_id": _key_id(key), "value": value}
-
-
-#: What :class:`RecordTrust` may say, from most to least trusted.
-TRUST = ("signed-verified", "signed-unverified", "digest-only", "signature-invalid", "edited")
-
-
-@dataclass(frozen=True)
-class RecordTrust:
-    """How far a record can be trusted, as :func:`check_record` found it.
-
-    ``status`` is one of ``"signed-verified"`` (its HMAC-SHA256 signature verifies with the
-    key), ``"signed-unverified"`` (signed, but no key was available to check it; its digest is
-    intact), ``"digest-only"`` (unsigned; its digest is intact, which detects accidental edits,
-    not a forger who recomputes it), and, only when read with ``verify=False``,
-    ``"signature-invalid"`` or ``"edited"`` (its fields no longer hash to its digest).
-    """
-
-    status: str
-    key_id: str | None = None
-    key_origin: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Intact as far as could be checked (not edited, no signature that fails)."""
-        return self.status in ("signed-verified", "signed-unverified", "digest-only")
-
-    def __str__(self) -> str:
-        if self.status == "signed-verified":
-            return f"signed and verified (HMAC-SHA256 with {self.key_origin}, key id {self.key_id})"
-        if self.status == "signed-unverified":
-            return (
-                f"signed (key id {self.key_id}) but NOT verified: no key to check it with (set "
-                f"{KEY_ENV}); its digest is intact"
-            )
-        if self.status == "digest-only":
-            return (
-                "unsigned: digest intact (this detects accidental edits, not a forger who "
-                "recomputes it)"
-            )
-        if self.status == "signature-invalid":
-            return f"SIGNATURE DOES NOT VERIFY with {self.key_origin} (read with verify=False)"
-        return "EDITED: its fields no longer hash to its digest (read with verify=False)"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "key_id": self.key_id, "text": str(self)}
-
-
-def check_record(
-    record: Any,
-    *,
-    key: str | bytes | None = None,
-    verify: bool = True,
-    require_signature: bool = False,
-    where: str = "check_record",
-) -> RecordTrust:
-    """Check a record against the schema, its digest and, where it is signed and a key is
-    available, its signature; say how far it can be trusted.
-
-    Parameters
-    ----------
-    record : dict
-        A calibration record.
-    key : str or bytes, optional
-        The signing key; by default the one in ``CALIBKIT_RECORD_KEY``, if set.
-    verify : bool
-        Refuse (:class:`calibkit.InputError`) a record whose digest or signature does not
-        match. ``False`` is for forensic reading: the result then says ``"edited"`` or
-        ``"signature-invalid"`` instead.
-    require_signature : bool
-        Refuse a record that is unsigned, or signed but not verifiable for want of a key: the
-        setting for records from across a trust boundary, where a forger could have removed
-        the signature.
-
-    Examples
-    --------
-    >>> import numpy as np, calibkit as ck
-    >>> from calibkit.report.record import calibration_record, check_record
-    >>> p = np.linspace(0.05, 0.95, 200); y = (np.arange(200) % 3 == 0).astype(int)
-    >>> r = calibration_record(ck.audit(p, y, n_boot=50, n_sims=50), key="k" * 32)
-    >>> str(check_record(r, key="k" * 32)).startswith("signed and verified")
-    True
-    >>> r["metrics"]["ece"]["value"] = 0.001
-    >>> check_record(r, key="k" * 32)
-    Traceback (most recent call last):
-    ...
-    calibkit._errors.InputError: check_record: the record was edited after it was made: ...
-    """
-    validate_record(record, where=where)
-    if not _intact(record):
-        if verify:
-            raise InputError(
-                f"{where}: the record was edited after it was made: its fields no longer hash "
-                "to its digest (sha256). Refusing to use it; make a new record from the data "
-                "(calibkit audit --record), or read it with verify=False to inspect it."
-            )
-        return RecordTrust("edited")
-    signature = record.get("signature")
-    if signature is None:
-        if require_signature:
-            raise InputError(
-                f"{where}: the record is not signed, and a signed record is required; sign it "
-                f"where it is made (set {KEY_ENV} for calibkit audit --record, or "
-                "ck.sign_record)."
-            )
-        return RecordTrust("digest-only")
-    secret = _key(key, where=where)
-    if secret is None:
-        if require_signature:
-            raise InputError(
-                f"{where}: the record is signed (key id {signature['key_id']}) but there is no "
-                f"key to verify it with; set {KEY_ENV} to the key it was signed with."
-            )
-        return RecordTrust("signed-unverified", key_id=signature["key_id"])
-    expected = _signature(record, secret.value)
-    if hmac.compare_digest(expected["value"], signature["value"]):
-        return RecordTrust("signed-verified", key_id=secret.id, key_origin=secret.origin)
-    if verify:
-        why = (
-            f"it was signed with another key (key id {signature['key_id']}; {secret.origin} "
-            f"has key id {secret.id})"
-            if signature["key_id"] != secret.id
-            else "the record, or its signature, was changed after it was signed (its digest "
-            "was recomputed to match)"
-        )
-        raise InputError(
-            f"{where}: the record's signature does not verify with {secret.origin}: {why}. "
-            "Refusing to use it; read it with verify=False to inspect it."
-        )
-    return RecordTrust("signature-invalid", key_id=signature["key_id"], key_origin=secret.origin)
-
-
-def sign_record(record: Mapping[str, Any], *, key: str | bytes | None = None) -> dict[str, Any]:
-    """A copy of an intact record with a signature (HMAC-SHA256) made with ``key`` (by
-    default the one in ``CALIBKIT_RECORD_KEY``), replacing any signature it had. An edited
-    record is refused: signing it would vouch for the edit."""
-    where = "sign_record"
-    validate_record(record, where=where)
-    if not _intact(record):
-        raise InputError(
-            f"{where}: the record was edited after it was made (its fields no longer hash to "
-            "its digest); signing it would vouch for the edit. Make a new record from the data."
-        )
-    secret = _key(key, where=where)
-    if secret is None:
-        raise InputError(f"{where}: no key: pass key= or set {KEY_ENV}.")
-    signed = copy.deepcopy(dict(record))
-    signed["signature"] = _signature(signed, secret.value)
-    return signed
 
 
 # ----------------------------------------------------------------------------- files
@@ -677,226 +454,6 @@ def read_record(
     elif not trust.ok:
         warnings.warn(f"{where}: {trust}.", CalibkitWarning, stacklevel=2)
     return data
-
-
-# ----------------------------------------------------------------------------- validation
-
-
-@functools.cache
-def _schema_text() -> str:
-    return resources.files("calibkit.report").joinpath("record.schema.json").read_text("utf-8")
-
-
-def record_schema() -> dict[str, Any]:
-    """The published JSON Schema (draft 2020-12) of a calibration record (a fresh copy)."""
-    return json.loads(_schema_text())
-
-
-def validate_record(record: Any, *, where: str = "validate_record") -> dict[str, Any]:
-    """Check a record against the schema, then the things a schema cannot say (one entry per
-    bin in every per-bin array, edges increasing from 0 to 1, counts adding up to N). Returns
-    the record; raises :class:`calibkit.InputError` naming the first failing field.
-
-    calibkit checks the schema with a small validator of the keywords the schema uses (so
-    reading a record needs no extra dependency); the tests check the same documents with
-    ``jsonschema``.
-    """
-    schema = _schema()
-    problem = _check(record, schema, schema, ())
-    if problem is None:
-        problem = _check_consistent(record)
-    if problem is not None:
-        field, message = problem
-        raise InputError(
-            f"{where}: not a valid calibration record: {_field(field)} {message}"
-            + _hint(record, field)
-        )
-    return record
-
-
-@functools.cache
-def _schema() -> dict[str, Any]:
-    return json.loads(_schema_text())
-
-
-def _hint(record: Any, field: tuple[str | int, ...]) -> str:
-    if field and field[0] in ("format", "format_version") and isinstance(record, Mapping):
-        return f" (this calibkit reads {FORMAT} version {FORMAT_VERSION})."
-    return "."
-
-
-def _field(path: tuple[str | int, ...]) -> str:
-    if not path:
-        return "the document"
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
-
-
-#: Keywords the validator below implements; the others it meets are annotations.
-SUPPORTED_KEYWORDS = frozenset(
-    {
-        "$ref",
-        "type",
-        "enum",
-        "const",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "minItems",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "pattern",
-    }
-)
-ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "title", "description"})
-
-_JSON_TYPES = {
-    "object": "an object",
-    "array": "an array",
-    "string": "text",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "null": "null",
-}
-
-
-def _json_type(x: Any) -> str:
-    if x is None:
-        return "null"
-    if isinstance(x, bool):
-        return "boolean"
-    if isinstance(x, int):
-        return "integer"
-    if isinstance(x, float):
-        return "number"
-    if isinstance(x, str):
-        return "string"
-    if isinstance(x, (list, tuple)):
-        return "array"
-    if isinstance(x, Mapping):
-        return "object"
-    return type(x).__name__
-
-
-def _is_type(x: Any, name: str) -> bool:
-    actual = _json_type(x)
-    if name == "number":
-        return actual in ("integer", "number")
-    if name == "integer":
-        return actual == "integer" or (actual == "number" and float(x).is_integer())
-    return actual == name
-
-
-def _shown(x: Any) -> str:
-    text = json.dumps(x) if _json_type(x) in _JSON_TYPES else repr(x)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-Problem = tuple[tuple[str | int, ...], str]
-
-
-def _check(
-    x: Any, schema: Mapping[str, Any], root: Mapping[str, Any], path: tuple
-) -> Problem | None:
-    """The first way ``x`` breaks ``schema`` (the subset of draft 2020-12 in
-    :data:`SUPPORTED_KEYWORDS`), as (path, message), or None."""
-    if "$ref" in schema:
-        target: Any = root
-        for part in schema["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        problem = _check(x, target, root, path)
-        if problem is not None:
-            return problem
-    if "type" in schema:
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(_is_type(x, t) for t in types):
-            wanted = " or ".join(_JSON_TYPES[t] for t in types)
-            return path, f"must be {wanted}, got {_shown(x)}"
-    if "const" in schema and not _same(x, schema["const"]):
-        return path, f"must be {_shown(schema['const'])}, got {_shown(x)}"
-    if "enum" in schema and not any(_same(x, option) for option in schema["enum"]):
-        options = ", ".join(_shown(o) for o in schema["enum"])
-        return path, f"must be one of {options}; got {_shown(x)}"
-    kind = _json_type(x)
-    if kind in ("integer", "number"):
-        if "minimum" in schema and x < schema["minimum"]:
-            return path, f"must be at least {schema['minimum']}, got {_shown(x)}"
-        if "maximum" in schema and x > schema["maximum"]:
-            return path, f"must be at most {schema['maximum']}, got {_shown(x)}"
-        if "exclusiveMinimum" in schema and x <= schema["exclusiveMinimum"]:
-            return path, f"must be above {schema['exclusiveMinimum']}, got {_shown(x)}"
-        if "exclusiveMaximum" in schema and x >= schema["exclusiveMaximum"]:
-            return path, f"must be below {schema['exclusiveMaximum']}, got {_shown(x)}"
-    elif kind == "string":
-        if len(x) < schema.get("minLength", 0):
-            return path, "must not be empty"
-        if "pattern" in schema and re.search(schema["pattern"], x) is None:
-            return path, f"is malformed: {_shown(x)} does not match {schema['pattern']}"
-    elif kind == "array":
-        if len(x) < schema.get("minItems", 0):
-            return path, f"must have at least {schema['minItems']} entries, got {len(x)}"
-        if "items" in schema:
-            for i, item in enumerate(x):
-                problem = _check(item, schema["items"], root, (*path, i))
-                if problem is not None:
-                    return problem
-    elif kind == "object":
-        for name in schema.get("required", ()):
-            if name not in x:
-                return (*path, name), "is missing"
-        properties = schema.get("properties", {})
-        for name, value in x.items():
-            if name in properties:
-                problem = _check(value, properties[name], root, (*path, name))
-                if problem is not None:
-                    return problem
-            elif schema.get("additionalProperties", True) is False:
-                return (*path, name), "is not a field of a calibration record"
-    return None
-
-
-def _same(x: Any, y: Any) -> bool:
-    """JSON equality: 1 == 1.0, but true is not 1."""
-    if isinstance(x, bool) or isinstance(y, bool):
-        return x is y
-    return bool(x == y)
-
-
-def _check_consistent(record: Mapping[str, Any]) -> Problem | None:
-    binning, bins = record["binning"], record["bins"]
-    edges, m = binning["edges"], binning["n_bins"]
-    if len(edges) != m + 1:
-        return ("binning", "edges"), f"must have n_bins + 1 = {m + 1} entries, got {len(edges)}"
-    if edges[0] != 0 or edges[-1] != 1:
-        return ("binning", "edges"), f"must run from 0 to 1, got {edges[0]} to {edges[-1]}"
-    for i in range(1, len(edges)):
-        # strictly increasing, except the one-value bins [0, 0] and [1, 1] of quantile edges
-        if edges[i] < edges[i - 1] or (edges[i] == edges[i - 1] and edges[i] not in (0, 1)):
-            return ("binning", "edges", i), f"must increase, got {edges[i - 1]} then {edges[i]}"
-    for name in bins:
-        if len(bins[name]) != m:
-            return ("bins", name), f"must have one entry per bin ({m}), got {len(bins[name])}"
-    n = record["data"]["n"]
-    if sum(bins["count"]) != n:
-        return ("bins", "count"), f"adds up to {sum(bins['count'])}, but data.n is {n}"
-    fingerprint = record["data"]["fingerprint"]
-    for name in ("scores", "labels") if fingerprint is not None else ():
-        shape = fingerprint[name]["shape"]
-        if not shape or shape[0] != n:
-            rows = f"{shape[0]} rows" if shape else "a single value (shape [])"
-            return (
-                ("data", "fingerprint", name, "shape"),
-                f"describes {rows}, but data.n is {n}: the fingerprint is not of the data this "
-                "record counts",
-            )
-    return None
 
 
 # ----------------------------------------------------------------------------- reading back
