@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from collections.abc import Mapping
 from importlib import resources
@@ -48,8 +49,9 @@ def record_schema() -> dict[str, Any]:
 
 def validate_record(record: Any, *, where: str = "validate_record") -> dict[str, Any]:
     """Check a record against the schema, then the things a schema cannot say (one entry per
-    bin in every per-bin array, edges increasing from 0 to 1, counts adding up to N). Returns
-    the record; raises :class:`calibkit.InputError` naming the first failing field.
+    bin in every per-bin array, edges increasing from 0 to 1, counts adding up to N, a
+    fingerprint of N rows, nothing but strict JSON values anywhere). Returns the record; raises
+    :class:`calibkit.InputError` naming the first failing field.
 
     calibkit checks the schema with a small validator of the keywords the schema uses (so
     reading a record needs no extra dependency); the tests check the same documents with
@@ -65,6 +67,12 @@ def validate_record(record: Any, *, where: str = "validate_record") -> dict[str,
             f"{where}: not a valid calibration record: {_field(field)} {message}"
             + _hint(record, field)
         )
+    try:  # free settings (split, calibrator params and state) have no schema of their own
+        json.dumps(record, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"{where}: not a valid calibration record: it holds a value strict JSON cannot ({exc})."
+        ) from None
     return record
 
 
@@ -179,6 +187,8 @@ def _check(
         options = ", ".join(_shown(o) for o in schema["enum"])
         return path, f"must be one of {options}; got {_shown(x)}"
     kind = _json_type(x)
+    if kind == "number" and not math.isfinite(x):
+        return path, f"must be a finite number (JSON has no NaN or infinity), got {_shown(x)}"
     if kind in ("integer", "number"):
         if "minimum" in schema and x < schema["minimum"]:
             return path, f"must be at least {schema['minimum']}, got {_shown(x)}"
