@@ -278,7 +278,7 @@ def test_compare_says_what_each_record_is(three):
     )
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())  # as one line: the terminal wraps long lines
-    assert "old record: unsigned; digest intact (catches accidental edits, not forgery)" in out
+    assert "old record: unsigned; digest intact: catches accidental edits, not forgery" in out
     assert (
         f"new record: signed and verified with the key in {ENV} (HMAC-SHA256, key id {key_id})"
         in out

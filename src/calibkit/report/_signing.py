@@ -132,7 +132,7 @@ class RecordTrust:
                 "digest intact"
             )
         if self.status == "digest-only":
-            return "unsigned; digest intact (catches accidental edits, not forgery)"
+            return "unsigned; digest intact: catches accidental edits, not forgery"
         if self.status == "signature-invalid":
             return f"SIGNATURE DOES NOT VERIFY with {self.key_origin} (read with verify=False)"
         return "EDITED: its fields no longer hash to its digest (read with verify=False)"
