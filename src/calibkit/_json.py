@@ -28,6 +28,7 @@ __all__ = [
     "jsonable",
     "parse_json",
     "read_json_file",
+    "shown",
 ]
 
 #: The deepest nesting of arrays and objects :func:`parse_json` accepts by default. calibkit's
@@ -68,6 +69,28 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def shown(x: Any, *, limit: int = 60) -> str:
+    """A value as JSON would write it, for a message: cut to ``limit`` characters, an integer
+    of more than 64 bits by its length (such a number is usually the problem), NaN and infinity
+    by name, anything JSON cannot write by its ``repr``.
+
+    Examples
+    --------
+    >>> from calibkit._json import shown
+    >>> shown("false"), shown(10**400), shown(float("inf")), shown([1.5, None])
+    ('"false"', 'an integer of about 401 digits', 'Infinity', '[1.5, null]')
+    """
+    if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 64:
+        return f"an integer of about {int(x.bit_length() * math.log10(2)) + 1} digits"
+    if isinstance(x, float) and not math.isfinite(x):
+        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    try:
+        text = json.dumps(x, allow_nan=False)
+    except (TypeError, ValueError):
+        text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def json_depth(text: str | bytes) -> int:

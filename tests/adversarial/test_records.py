@@ -462,3 +462,26 @@ def test_values_strict_json_cannot_hold_are_refused_in_a_dict(unsigned):
     loose["split"] = {"method": "k-fold", "seed": 1, "ids": np.arange(3)}
     with pytest.raises(ck.InputError, match="it holds a value strict JSON cannot"):
         compare_records(loose, unsigned)
+
+
+def test_the_signature_field_in_the_schema(data):
+    """A signed record is valid under the published schema (checked by jsonschema too), and a
+    malformed signature is refused by both, calibkit naming the field."""
+    import jsonschema
+
+    from calibkit.report.record import record_schema
+
+    validator = jsonschema.Draft202012Validator(record_schema())
+    signed = record_of(*data, key=KEY)
+    validator.validate(signed)
+    for change, message in [
+        ({"algorithm": "hmac-md5"}, 'signature.algorithm must be "hmac-sha256"'),
+        ({"key_id": "XYZ"}, "signature.key_id is malformed"),
+        ({"value": None}, "signature.value must be text, got null"),
+        ({"by": "me"}, "signature.by is not a field of a calibration record"),
+    ]:
+        bad = copy.deepcopy(signed)
+        bad["signature"].update(change)
+        assert not validator.is_valid(bad), change
+        with pytest.raises(ck.InputError, match=re.escape(message)):
+            check_record(bad, key=KEY)

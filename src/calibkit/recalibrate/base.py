@@ -25,6 +25,7 @@ import numpy as np
 from .._errors import InputError, NotFittedError
 from .._files import write_atomic
 from .._json import jsonable, read_json_file
+from .._json import shown as _shown
 
 __all__ = [
     "Calibrator",
@@ -170,19 +171,6 @@ def array(items: Field) -> Field:
 def obj(**fields: Field) -> Field:
     """An object with exactly these fields, each required."""
     return Field("object", fields=fields)
-
-
-def _shown(x: Any) -> str:
-    """A value as the user wrote it in JSON, cut short (a 400-digit integer by its length)."""
-    if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 64:
-        return f"an integer of about {int(x.bit_length() * math.log10(2)) + 1} digits"
-    if isinstance(x, float) and not math.isfinite(x):
-        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
-    try:
-        text = json.dumps(x)
-    except (TypeError, ValueError):
-        text = type(x).__name__
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 #: The fields of every calibrator file; ``objective`` is there in a calibration record's copy.

@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any
 
 from .._errors import InputError
+from .._json import shown as _shown
 
 __all__ = [
     "ANNOTATIONS",
@@ -154,11 +155,6 @@ def _is_type(x: Any, name: str) -> bool:
     if name == "integer":
         return actual == "integer" or (actual == "number" and float(x).is_integer())
     return actual == name
-
-
-def _shown(x: Any) -> str:
-    text = json.dumps(x) if _json_type(x) in _JSON_TYPES else repr(x)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 Problem = tuple[tuple[str | int, ...], str]
