@@ -337,7 +337,7 @@ def test_apply_bad_input_exits_2_with_one_line(tmp_path, fitted):
     out = tmp_path / "o.parquet"
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    assert_bad_input(invoke("apply", broken, data, "--out", out), "is not valid JSON")
+    assert_bad_input(invoke("apply", broken, data, "--out", out), "broken.json': not valid JSON")
     unknown = tmp_path / "unknown.json"
     unknown.write_text(json.dumps({**json.loads(cal.read_text()), "kind": "sharpen"}))
     assert_bad_input(invoke("apply", unknown, data, "--out", out), "unknown calibrator kind")

@@ -11,15 +11,25 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ._errors import InputError
 
-__all__ = ["MAX_JSON_BYTES", "MAX_JSON_DEPTH", "json_depth", "jsonable", "parse_json"]
+__all__ = [
+    "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "json_depth",
+    "jsonable",
+    "parse_json",
+    "read_json_file",
+    "shown",
+]
 
 #: The deepest nesting of arrays and objects :func:`parse_json` accepts by default. calibkit's
 #: own documents nest fewer than 10 levels; Python's parser fails near 1,000.
@@ -59,6 +69,28 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def shown(x: Any, *, limit: int = 60) -> str:
+    """A value as JSON would write it, for a message: cut to ``limit`` characters, an integer
+    of more than 64 bits by its length (such a number is usually the problem), NaN and infinity
+    by name, anything JSON cannot write by its ``repr``.
+
+    Examples
+    --------
+    >>> from calibkit._json import shown
+    >>> shown("false"), shown(10**400), shown(float("inf")), shown([1.5, None])
+    ('"false"', 'an integer of about 401 digits', 'Infinity', '[1.5, null]')
+    """
+    if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 64:
+        return f"an integer of about {int(x.bit_length() * math.log10(2)) + 1} digits"
+    if isinstance(x, float) and not math.isfinite(x):
+        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    try:
+        text = json.dumps(x, allow_nan=False)
+    except (TypeError, ValueError):
+        text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def json_depth(text: str | bytes) -> int:
@@ -152,3 +184,43 @@ def parse_json(
         raise InputError(f"{what}: not strict JSON ({exc}).") from None
     except RecursionError:  # pragma: no cover - the depth bound keeps the parser far from it
         raise InputError(f"{what}: JSON nested too deeply to parse.") from None
+
+
+def read_json_file(
+    path: str | os.PathLike[str],
+    *,
+    where: str,
+    max_depth: int = MAX_JSON_DEPTH,
+    max_bytes: int = MAX_JSON_BYTES,
+) -> Any:
+    """Read one JSON file through :func:`parse_json`, never more than ``max_bytes + 1`` bytes of
+    it: a missing file, a folder, an unreadable, too large, too deep or invalid document is an
+    :class:`calibkit.InputError` that names the file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from calibkit._json import read_json_file
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "deep.json"
+    >>> _ = path.write_text("[" * 5000 + "]" * 5000)
+    >>> read_json_file(path, where="example")
+    Traceback (most recent call last):
+    ...
+    calibkit._errors.InputError: example: '...deep.json': JSON nested 5000 levels deep; ...
+    """
+    source = Path(path)
+    try:
+        with open(source, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise InputError(f"{where}: no such file: '{source}'.") from None
+    except IsADirectoryError:
+        raise InputError(f"{where}: '{source}' is a directory; pass a JSON file.") from None
+    except OSError as exc:
+        raise InputError(f"{where}: cannot read '{source}' ({exc.strerror or exc}).") from None
+    if len(data) > max_bytes:
+        raise InputError(
+            f"{where}: '{source}' is larger than {max_bytes:,} bytes; calibkit reads JSON "
+            "documents up to that size. Check that this is the file you meant."
+        )
+    return parse_json(data, what=f"{where}: '{source}'", max_depth=max_depth, max_bytes=max_bytes)

@@ -19,7 +19,7 @@ import typer
 
 from . import __version__
 from ._errors import InputError
-from ._files import atomic_path
+from ._files import atomic_path, check_outputs
 from ._json import jsonable
 
 EXIT_BAD_INPUT = 2
@@ -81,6 +81,14 @@ _RECORD = "Calibration record"
 QuietOption = Annotated[
     bool,
     typer.Option("--quiet", "-q", help="Print only the one-line verdict (no tables)."),
+]
+RequireSignatureOption = Annotated[
+    bool,
+    typer.Option(
+        "--require-signature",
+        help="Refuse a record that is not signed with the key in CALIBKIT_RECORD_KEY (for "
+        "records from across a trust boundary: a digest alone does not stop a forger).",
+    ),
 ]
 HtmlOption = Annotated[
     Path | None,
@@ -408,6 +416,7 @@ def audit(
     for path in (record, html):
         if path is not None:
             _check_output(path, "audit")
+    _refuse_overwrite("audit", [("--record", record), ("--html", html)], [file, calibrator])
     write_report = _html_writer("audit") if html is not None else None
 
     with warnings.catch_warnings(record=True) as caught:
@@ -622,6 +631,7 @@ def fit(
             "--calibration-fraction. Pass one or the other."
         )
     _check_output(out, "fit")
+    _refuse_overwrite("fit", [("--out", out), ("--html", html)], [file])
     _check_quiet(quiet, json_out, "fit")
     if engine is not Engine.memory:
         given = [
@@ -845,6 +855,7 @@ def apply(
     if out is None:
         _fail("apply: --out is required: the .parquet or .csv file to write.")
     _check_output(out, "apply")
+    _refuse_overwrite("apply", [("--out", out)], [file, calibrator_file])
     if out.suffix.lower() not in _TABLE_OUTPUTS:
         _fail(f"apply: cannot write '{out}': --out must end in {', '.join(_TABLE_OUTPUTS)}.")
     with warnings.catch_warnings(record=True) as caught:
@@ -884,6 +895,26 @@ def _check_output(out: Path, command: str) -> None:
         _fail(f"{command}: cannot write '{out}': it is a directory; pass a file name.")
     if not out.parent.is_dir():
         _fail(f"{command}: cannot write '{out}': no such folder '{out.parent}'.")
+
+
+def _refuse_overwrite(
+    command: str, outputs: list[tuple[str, Path | None]], inputs: list[Path | None]
+) -> None:
+    """Refuse an output that is one of the inputs (however spelled: ./x, a symlink, a hard
+    link; a glob given to an engine counts as the files it matches) or that two outputs share."""
+    import glob
+
+    files: list[Path] = []
+    for path in inputs:
+        if path is None:
+            continue
+        files.append(path)
+        if not path.exists() and glob.has_magic(str(path)):
+            files += [Path(p) for p in glob.glob(str(path), recursive=True)]
+    try:
+        check_outputs(outputs, files, where=command)
+    except InputError as exc:
+        _fail(str(exc))
 
 
 def _read_labelled(
@@ -1189,6 +1220,7 @@ def decide(
     _check_quiet(quiet, json_out, "decide")
     if html is not None:
         _check_output(html, "decide")
+        _refuse_overwrite("decide", [("--html", html)], [file])
     write_report = _html_writer("decide") if html is not None else None
 
     with warnings.catch_warnings(record=True) as caught:
@@ -1524,8 +1556,15 @@ def _print_policy(console, table, columns: tuple[str, ...]) -> None:
     "did not move, simulated from the records' per-bin sums), each bin's change of accuracy "
     "and gap with its interval (bins that moved away from the diagonal are flagged), and the "
     "change of the fitted temperature when both records carry one. Refuses records whose "
-    "bins, event or outcome definition differ. Exit status 0 whether or not calibration "
-    "moved; 2 when a record cannot be read or the two cannot be compared."
+    "bins, event or outcome definition differ.\n\n"
+    "Each record's digest is checked (an edited record is refused) and, when it is signed and "
+    "CALIBKIT_RECORD_KEY holds the key, its HMAC-SHA256 signature (one that does not verify "
+    "is refused); the output says for each record whether it was signed and verified, signed "
+    "but not verified, or only digest-checked. A digest detects accidental edits, not a forger "
+    "who recomputes it: for records from across a trust boundary sign them and pass "
+    "--require-signature.\n\n"
+    "Exit status 0 whether or not calibration moved; 2 when a record cannot be read, fails "
+    "its checks, or the two cannot be compared."
 )
 def compare(
     old: Annotated[
@@ -1539,6 +1578,7 @@ def compare(
         int, typer.Option(help="Simulated pairs of cohorts behind the noise band.")
     ] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the simulation.")] = 0,
+    require_signature: RequireSignatureOption = False,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the comparison as JSON (only that, on stdout).")
     ] = False,
@@ -1549,12 +1589,14 @@ def compare(
     from .report.record import read_record
 
     _check_quiet(quiet, json_out, "compare")
-    try:
-        result = compare_records(
-            read_record(old), read_record(new), level=level, n_sims=n_sims, seed=seed
-        )
-    except InputError as exc:
-        _fail(str(exc))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            records = [read_record(p, require_signature=require_signature) for p in (old, new)]
+            result = compare_records(*records, level=level, n_sims=n_sims, seed=seed)
+        except InputError as exc:
+            _fail(str(exc))
+    _echo_warnings(caught)
     if json_out:
         typer.echo(json.dumps(jsonable(result.to_dict()), indent=2, allow_nan=False))
         return
@@ -1604,10 +1646,12 @@ def monitor(
     reference_record: Annotated[
         Path | None,
         typer.Option(
-            help="Compare with a calibration record instead (calibkit audit --record).",
+            help="Compare with a calibration record instead (calibkit audit --record); its "
+            "digest is checked, and its signature with the key in CALIBKIT_RECORD_KEY.",
             show_default=False,
         ),
     ] = None,
+    require_signature: RequireSignatureOption = False,
     label: LabelOption = None,
     probs: ProbsOption = None,
     logits: LogitsOption = None,
@@ -1661,6 +1705,9 @@ def monitor(
         )
     if plot is not None:
         _check_output(plot, "monitor")
+        _refuse_overwrite("monitor", [("--plot", plot)], [file, reference_record])
+    if require_signature and reference_record is None:
+        _fail("monitor: --require-signature applies to --reference-record; pass the record.")
     columns = _columns(
         label=label,
         probs=probs,
@@ -1675,13 +1722,18 @@ def monitor(
         try:
             if engine is not Engine.memory and fmt is not None:
                 columns.pop("format")
+            reference_doc = None
+            if reference_record is not None:
+                from .report.record import read_record
+
+                reference_doc = read_record(reference_record, require_signature=require_signature)
             result = ck.monitor(
                 _engine_data(file, engine, spark_master, "monitor"),
                 by=by,
                 engine=engine.value,
                 columns=columns,
                 time=time,
-                reference=reference_record if reference_record is not None else reference,
+                reference=reference_doc if reference_doc is not None else reference,
                 n_bins=bins,
                 strategy=strategy.value,
                 closed=closed.value,

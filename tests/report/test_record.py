@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import calibkit as ck
-from calibkit.report import record as rec
+from calibkit.report import _schema
+from calibkit.report import record as record_module
 from calibkit.report.record import (
     calibration_record,
     fingerprint_array,
@@ -91,7 +92,7 @@ def test_schema_is_a_valid_draft_2020_12_schema():
 
 
 def test_schema_uses_only_keywords_the_builtin_validator_implements():
-    known = rec.SUPPORTED_KEYWORDS | rec.ANNOTATIONS
+    known = _schema.SUPPORTED_KEYWORDS | _schema.ANNOTATIONS
 
     def walk(node, where):
         for key, value in node.items():
@@ -201,7 +202,7 @@ def test_fingerprint_is_the_sha256_of_the_array_bytes(densenet):
 def test_fingerprint_is_computed_chunk_by_chunk(monkeypatch):
     x = np.arange(10_000, dtype=np.float64).reshape(1000, 10)
     whole = hashlib.sha256(x.tobytes()).hexdigest()
-    monkeypatch.setattr(rec, "_CHUNK", 1000)  # 80 chunks for a contiguous array
+    monkeypatch.setattr(record_module, "_CHUNK", 1000)  # 80 chunks for a contiguous array
     assert fingerprint_array(x)["sha256"] == whole
     strided = x[:, ::2]  # non-contiguous: copied a block of rows at a time
     assert not strided.flags.c_contiguous
@@ -329,8 +330,13 @@ def test_an_edited_metric_is_detected(tmp_path, densenet):
     text = json.loads(path.read_text())
     text["metrics"]["ece"]["value"] = 0.001  # a nicer number
     path.write_text(json.dumps(text))
-    check = verify_record(read_record(path), z, y)
+    with pytest.raises(ck.InputError, match="the record was edited after it was made"):
+        read_record(path)
+    with pytest.warns(ck.CalibkitWarning, match="EDITED"):
+        edited = read_record(path, verify=False)  # forensic reading
+    check = verify_record(edited, z, y)
     assert check.data_matches and not check.record_intact and not check
+    assert check.trust.status == "edited"
     assert "edited" in str(check)
 
 
@@ -414,7 +420,7 @@ def test_files_that_are_not_records(tmp_path):
     with pytest.raises(ck.InputError, match="is a directory"):
         read_record(tmp_path)
     (tmp_path / "a.json").write_text("{not json")
-    with pytest.raises(ck.InputError, match="is not valid JSON"):
+    with pytest.raises(ck.InputError, match="a.json': not valid JSON"):
         read_record(tmp_path / "a.json")
     (tmp_path / "b.json").write_text('{"ece": NaN}')
     with pytest.raises(ck.InputError, match="not strict JSON"):
@@ -438,5 +444,5 @@ def test_builtin_validator_agrees_with_jsonschema(small, densenet):
         candidates.append(as_float)
     v = validator()
     for document in candidates:
-        ours = rec._check(document, rec._schema(), rec._schema(), ()) is None
+        ours = _schema._check(document, _schema._schema(), _schema._schema(), ()) is None
         assert ours == v.is_valid(document), document

@@ -39,9 +39,16 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
-from .base import Calibrator
+from .base import Calibrator, Field, array, integer, obj
 
-__all__ = ["MULTICLASS", "BinaryMapCalibrator", "LogisticFit", "fit_logistic", "sigmoid"]
+__all__ = [
+    "MULTICLASS",
+    "BinaryMapCalibrator",
+    "LogisticFit",
+    "fit_logistic",
+    "maps_state",
+    "sigmoid",
+]
 
 MULTICLASS = ("ovr", "top-label")
 
@@ -144,6 +151,15 @@ def _logit(p: np.ndarray, *, where: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- the wrapper
+
+
+def maps_state(**map_fields: Field) -> Field:
+    """The state of a :class:`BinaryMapCalibrator` whose every map has these fields."""
+    return obj(
+        n_classes=integer(minimum=2),
+        input_ndim=integer(minimum=1, maximum=2),
+        maps=array(obj(**map_fields)),
+    )
 
 
 class BinaryMapCalibrator(Calibrator, Generic[MapT]):
@@ -278,24 +294,30 @@ class BinaryMapCalibrator(Calibrator, Generic[MapT]):
         }
 
     def _set_state(self, state: dict[str, Any]) -> None:
-        where = "load calibrator"
+        # the types were checked against _state_spec (from_dict, see maps_state)
         n_classes = int(state["n_classes"])
         ndim = int(state["input_ndim"])
         maps = state["maps"]
-        if ndim not in (1, 2) or n_classes < 2 or (ndim == 1 and n_classes != 2):
+        if ndim == 1 and n_classes != 2:
             raise InputError(
-                f"{where}: inconsistent shape in {self.kind!r} state "
-                f"(input_ndim={ndim}, n_classes={n_classes})."
+                f"inconsistent shape in the {self.kind!r} state: 1-D binary scores have 2 "
+                f"classes, got input_ndim = 1 and n_classes = {n_classes}."
             )
         expected = n_classes if ndim == 2 and self.multiclass == "ovr" else 1
-        if not isinstance(maps, list) or len(maps) != expected:
+        if len(maps) != expected:
             raise InputError(
-                f"{where}: a {self.kind!r} calibrator with these settings needs {expected} "
-                f"map(s), the file holds {len(maps) if isinstance(maps, list) else 'none'}."
+                f"a {self.kind!r} calibrator with these settings needs {expected} "
+                f"map(s), the file holds {len(maps)}."
             )
+        fitted = []
+        for k, m in enumerate(maps):
+            try:
+                fitted.append(self._map_from_state(m))
+            except InputError as exc:
+                raise InputError(f"state.maps[{k}]: {exc}") from None
         self.n_classes_ = n_classes
         self.input_ndim_ = ndim
-        self.maps_ = tuple(self._map_from_state(m) for m in maps)
+        self.maps_ = tuple(fitted)
         self._learned()
 
 

@@ -21,12 +21,15 @@ import numpy as np
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
 from ._binary_maps import (
+    MULTICLASS,
     BinaryMapCalibrator,
     LogisticFit,
     fit_logistic,
+    maps_state,
     sigmoid,
     warn_not_converged,
 )
+from .base import flag, integer, number, text
 
 __all__ = ["BetaCalibration", "BetaMap"]
 
@@ -115,6 +118,16 @@ class BetaCalibration(BinaryMapCalibrator[BetaMap]):
     kind = "beta"
     domain = "probs"
 
+    _params_spec = {"parameters": text(*PARAMETERS), "multiclass": text(*MULTICLASS)}
+    _state_spec = maps_state(
+        a=number(),
+        b=number(),
+        c=number(),
+        m=number(minimum=0.0, maximum=1.0, nullable=True),
+        converged=flag(),
+        n_iter=integer(minimum=0),
+    )
+
     def __init__(self, *, parameters: str = "abm", multiclass: str = "ovr") -> None:
         self.parameters = parameters
         self.multiclass = multiclass
@@ -202,11 +215,10 @@ class BetaCalibration(BinaryMapCalibrator[BetaMap]):
         }
 
     def _map_from_state(self, state: dict[str, Any]) -> BetaMap:
+        # finite numbers, m null or in [0, 1]: checked against _state_spec (from_dict)
         a, b, c = float(state["a"]), float(state["b"]), float(state["c"])
-        if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c) and a >= 0 and b >= 0):
-            raise InputError(
-                f"load calibrator: beta map needs finite a, b >= 0 and finite c, got {a}, {b}, {c}."
-            )
+        if a < 0 or b < 0:
+            raise InputError(f"a beta map needs finite a, b >= 0 and finite c, got {a}, {b}, {c}.")
         m = None if state["m"] is None else float(state["m"])
         return BetaMap(a, b, c, m, bool(state["converged"]), int(state["n_iter"]))
 

@@ -16,7 +16,8 @@ from .. import _kernels
 from .. import _validate as v
 from .._errors import InputError
 from ..measure.bins import STRATEGIES, resolve_edges
-from ._binary_maps import BinaryMapCalibrator
+from ._binary_maps import MULTICLASS, BinaryMapCalibrator, maps_state
+from .base import array, integer, number, text
 
 __all__ = ["HistogramBinning", "HistogramMap"]
 
@@ -86,6 +87,17 @@ class HistogramBinning(BinaryMapCalibrator[HistogramMap]):
     kind = "histogram"
     domain = "probs"
 
+    _params_spec = {
+        "n_bins": integer(minimum=1),
+        "strategy": text(*STRATEGIES),
+        "multiclass": text(*MULTICLASS),
+    }
+    _state_spec = maps_state(
+        edges=array(number()),
+        values=array(number(minimum=0.0, maximum=1.0)),
+        counts=array(integer(minimum=0)),
+    )
+
     def __init__(
         self, *, n_bins: int = 15, strategy: str = "uniform", multiclass: str = "ovr"
     ) -> None:
@@ -120,16 +132,13 @@ class HistogramBinning(BinaryMapCalibrator[HistogramMap]):
         }
 
     def _map_from_state(self, state: dict[str, Any]) -> HistogramMap:
-        edges = v.edges(state["edges"], where="load calibrator")
+        # lists of finite numbers, values in [0, 1], counts >= 0: checked against _state_spec
+        edges = v.edges(state["edges"], where="histogram map")
         values = np.array(state["values"], dtype=np.float64)
         counts = np.array(state["counts"], dtype=np.int64)
         if values.shape != (edges.size - 1,) or counts.shape != values.shape:
             raise InputError(
-                f"load calibrator: a histogram map with {edges.size - 1} bins needs as many "
+                f"a histogram map with {edges.size - 1} bins needs as many "
                 f"values and counts, got {values.size} and {counts.size}."
-            )
-        if not np.all((values >= 0) & (values <= 1)) or np.any(counts < 0):
-            raise InputError(
-                "load calibrator: histogram values must lie in [0, 1] and counts be >= 0."
             )
         return HistogramMap(edges, values, counts)

@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
-from ._binary_maps import BinaryMapCalibrator
+from ._binary_maps import MULTICLASS, BinaryMapCalibrator, maps_state
+from .base import array, number, text
 
 __all__ = ["IsotonicCalibration", "IsotonicMap"]
 
@@ -89,6 +90,9 @@ class IsotonicCalibration(BinaryMapCalibrator[IsotonicMap]):
     kind = "isotonic"
     domain = "real"
 
+    _params_spec = {"out_of_bounds": text(*OUT_OF_BOUNDS), "multiclass": text(*MULTICLASS)}
+    _state_spec = maps_state(x=array(number()), y=array(number(minimum=0.0, maximum=1.0)))
+
     def __init__(self, *, out_of_bounds: str = "clip", multiclass: str = "ovr") -> None:
         self.out_of_bounds = out_of_bounds
         self.multiclass = multiclass
@@ -131,18 +135,13 @@ class IsotonicCalibration(BinaryMapCalibrator[IsotonicMap]):
         return {"x": fitted.x.tolist(), "y": fitted.y.tolist()}
 
     def _map_from_state(self, state: dict[str, Any]) -> IsotonicMap:
+        # lists of finite numbers, y in [0, 1]: checked against _state_spec (from_dict)
         x = np.array(state["x"], dtype=np.float64)
         y = np.array(state["y"], dtype=np.float64)
-        if (
-            x.ndim != 1
-            or x.shape != y.shape
-            or x.size == 0
-            or not (np.all(np.isfinite(x)) and np.all(np.diff(x) > 0))
-            or not (np.all((y >= 0) & (y <= 1)) and np.all(np.diff(y) >= 0))
-        ):
+        if x.shape != y.shape or x.size == 0 or np.any(np.diff(x) <= 0) or np.any(np.diff(y) < 0):
             raise InputError(
-                "load calibrator: an isotonic map needs equally long x (finite, strictly "
-                "increasing) and y (in [0, 1], non-decreasing)."
+                f"an isotonic map needs equally long x (strictly increasing) and y "
+                f"(non-decreasing), at least one point; got {x.size} x and {y.size} y."
             )
         return IsotonicMap(x, y)
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
-from .base import Calibrator
+from .base import Calibrator, Field, array, flag, integer, number, obj
 
 __all__ = ["MatrixScaling", "VectorScaling"]
 
@@ -198,22 +198,40 @@ class _LinearSoftmax(Calibrator):
             "converged": self.converged_,
         }
 
+    @classmethod
+    def _state_fields(cls, weights: Field) -> Field:
+        return obj(
+            weights=weights,
+            bias=array(number()),
+            n_classes=integer(minimum=2),
+            nll_before=number(),
+            nll_after=number(),
+            objective=number(),
+            gradient_norm=number(),
+            n_iter=integer(minimum=0),
+            n_evaluations=integer(minimum=0),
+            converged=flag(),
+        )
+
     def _set_state(self, state: dict[str, Any]) -> None:
+        # the types were checked against _state_spec (from_dict): finite numbers throughout
         n_classes = int(state["n_classes"])
-        if n_classes < 2:
-            raise InputError(f"load calibrator: n_classes must be at least 2, got {n_classes}.")
-        shape = (n_classes, n_classes) if self._matrix else (n_classes,)
-        weights = np.asarray(state["weights"], dtype=np.float64)
-        bias = np.asarray(state["bias"], dtype=np.float64)
-        if weights.shape != shape or bias.shape != (n_classes,):
-            raise InputError(
-                f"load calibrator: expected weights of shape {shape} and bias of shape "
-                f"({n_classes},), got {weights.shape} and {bias.shape}."
+        weights, bias = state["weights"], state["bias"]
+        c = n_classes
+        rows_ok = not self._matrix or all(len(row) == c for row in weights)
+        if len(weights) != c or not rows_ok or len(bias) != c:
+            shape = f"({c}, {c})" if self._matrix else f"({c},)"
+            got = (
+                f"{len(weights)} rows of lengths {sorted({len(r) for r in weights})}"
+                if self._matrix
+                else f"{len(weights)} entries"
             )
-        if not (np.all(np.isfinite(weights)) and np.all(np.isfinite(bias))):
-            raise InputError("load calibrator: weights and bias must be finite numbers.")
-        self.weights_ = weights
-        self.bias_ = bias
+            raise InputError(
+                f"expected weights of shape {shape} and bias of shape ({c},) for n_classes = "
+                f"{c}, got weights with {got} and a bias of {len(bias)}."
+            )
+        self.weights_ = np.asarray(weights, dtype=np.float64)
+        self.bias_ = np.asarray(bias, dtype=np.float64)
         self.n_classes_ = n_classes
         self.nll_before_ = float(state["nll_before"])
         self.nll_after_ = float(state["nll_after"])
@@ -282,6 +300,8 @@ class VectorScaling(_LinearSoftmax):
 
     kind = "vector"
     _matrix = False
+    _params_spec = {"l2": number(minimum=0.0), "from_probs": flag()}
+    _state_spec = _LinearSoftmax._state_fields(array(number()))
 
     def __init__(self, *, l2: float = 0.0, from_probs: bool = False) -> None:
         self.l2 = l2
@@ -369,6 +389,13 @@ class MatrixScaling(_LinearSoftmax):
 
     kind = "matrix"
     _matrix = True
+    _params_spec = {
+        "l2": number(minimum=0.0),
+        "off_diagonal": number(minimum=0.0),
+        "intercept": number(minimum=0.0),
+        "from_probs": flag(),
+    }
+    _state_spec = _LinearSoftmax._state_fields(array(array(number())))
 
     def __init__(
         self,

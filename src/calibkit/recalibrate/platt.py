@@ -13,7 +13,15 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ._binary_maps import BinaryMapCalibrator, fit_logistic, sigmoid, warn_not_converged
+from ._binary_maps import (
+    MULTICLASS,
+    BinaryMapCalibrator,
+    fit_logistic,
+    maps_state,
+    sigmoid,
+    warn_not_converged,
+)
+from .base import flag, integer, number, text
 
 __all__ = ["PlattMap", "PlattScaling"]
 
@@ -89,6 +97,9 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
     kind = "platt"
     domain = "scores"
 
+    _params_spec = {"smooth_targets": flag(), "multiclass": text(*MULTICLASS), "from_probs": flag()}
+    _state_spec = maps_state(a=number(), b=number(), converged=flag(), n_iter=integer(minimum=0))
+
     def __init__(
         self, *, smooth_targets: bool = True, multiclass: str = "ovr", from_probs: bool = False
     ) -> None:
@@ -138,9 +149,8 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
         }
 
     def _map_from_state(self, state: dict[str, Any]) -> PlattMap:
+        # finite numbers, a flag and an integer: checked against _state_spec (from_dict)
         a, b = float(state["a"]), float(state["b"])
-        if not (np.isfinite(a) and np.isfinite(b)):
-            raise InputError(f"load calibrator: Platt a and b must be finite, got {a}, {b}.")
         return PlattMap(a, b, bool(state["converged"]), int(state["n_iter"]))
 
     def _learned(self) -> None:

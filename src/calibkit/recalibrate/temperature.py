@@ -14,7 +14,7 @@ from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
 from ..forecasts import sigmoid, softmax
 from . import _temperature_math as tm
-from .base import Calibrator
+from .base import Calibrator, flag, integer, number, obj, text
 from .invariance import InvarianceReport, check_invariance
 
 __all__ = ["TemperatureScaling", "fit_temperature"]
@@ -69,6 +69,16 @@ class TemperatureScaling(Calibrator):
     """
 
     kind = "temperature"
+    _params_spec = {"from_probs": flag(), "method": text(*METHODS)}
+    _state_spec = obj(
+        temperature=number(),
+        n_classes=integer(minimum=2),
+        nll_before=number(),
+        nll_after=number(),
+        gradient=number(),
+        n_evaluations=integer(minimum=0),
+        converged=flag(),
+    )
 
     def __init__(self, *, from_probs: bool = False, method: str = "newton") -> None:
         self.from_probs = from_probs
@@ -193,9 +203,10 @@ class TemperatureScaling(Calibrator):
         }
 
     def _set_state(self, state: dict[str, Any]) -> None:
+        # the types were checked against _state_spec (from_dict)
         temperature = float(state["temperature"])
-        if not (math.isfinite(temperature) and temperature > 0):
-            raise InputError(f"load calibrator: temperature must be positive, got {temperature}.")
+        if not temperature > 0:
+            raise InputError(f"state.temperature must be positive, got {temperature}.")
         self.temperature_ = temperature
         self.n_classes_ = int(state["n_classes"])
         self.nll_before_ = float(state["nll_before"])

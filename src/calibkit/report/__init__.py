@@ -16,12 +16,22 @@ from .figures import (
     save_figure,
 )
 from .html import render_report, write_report
-from .record import calibration_record, read_record, verify_record, write_record
+from .record import (
+    RecordTrust,
+    calibration_record,
+    check_record,
+    read_record,
+    sign_record,
+    verify_record,
+    write_record,
+)
 
 __all__ = [
     "RecordComparison",
+    "RecordTrust",
     "before_after",
     "calibration_record",
+    "check_record",
     "compare_records",
     "cost_curve",
     "monitor_plot",
@@ -31,6 +41,7 @@ __all__ = [
     "render_report",
     "risk_coverage_plot",
     "save_figure",
+    "sign_record",
     "verify_record",
     "write_record",
     "write_report",

@@ -39,7 +39,8 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
-from .record import record_stats, validate_record
+from ._signing import RecordTrust, check_record
+from .record import record_stats
 
 __all__ = ["BinChange", "RecordComparison", "compare_records", "render_comparison"]
 
@@ -130,6 +131,8 @@ class RecordComparison:
     temperature_old: float | None
     temperature_new: float | None
     differences: tuple[tuple[str, Any, Any], ...]
+    trust_old: RecordTrust = RecordTrust("digest-only")
+    trust_new: RecordTrust = RecordTrust("digest-only")
 
     @property
     def moved_bins(self) -> tuple[BinChange, ...]:
@@ -177,6 +180,8 @@ class RecordComparison:
         lines = [
             f"old: {self.old_name}, N = {self.n_old}",
             f"new: {self.new_name}, N = {self.n_new}",
+            f"old record: {self.trust_old}",
+            f"new record: {self.trust_new}",
             f"same contract: event {kind.get(self.event, self.event)}, outcome definition "
             + (repr(self.outcome_definition) if self.outcome_definition else "(stated in neither)")
             + f", M = {len(self.edges) - 1} {self.strategy} bins, {self.closed}-closed",
@@ -244,8 +249,18 @@ class RecordComparison:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary of every number and setting."""
         return {
-            "old": {"name": self.old_name, "n": self.n_old, "ece": self.ece_old},
-            "new": {"name": self.new_name, "n": self.n_new, "ece": self.ece_new},
+            "old": {
+                "name": self.old_name,
+                "n": self.n_old,
+                "ece": self.ece_old,
+                "trust": self.trust_old.to_dict(),
+            },
+            "new": {
+                "name": self.new_name,
+                "n": self.n_new,
+                "ece": self.ece_new,
+                "trust": self.trust_new.to_dict(),
+            },
             "event": self.event,
             "outcome_definition": self.outcome_definition,
             "binning": {
@@ -304,6 +319,9 @@ def compare_records(
     level: float = 0.95,
     n_sims: int = 2000,
     seed: int = 0,
+    key: str | bytes | None = None,
+    verify: bool = True,
+    require_signature: bool = False,
 ) -> RecordComparison:
     """Whether calibration moved beyond noise from the ``old`` record to the ``new`` one.
 
@@ -318,12 +336,20 @@ def compare_records(
         Simulated pairs of cohorts behind the noise band.
     seed : int
         Seed of the simulation (same seed, same band).
+    key, verify, require_signature
+        How each record's integrity is checked (:func:`~calibkit.report.record.check_record`):
+        an edited record, or one whose signature does not verify with the key (by default the
+        one in ``CALIBKIT_RECORD_KEY``), is refused unless ``verify=False``; with
+        ``require_signature=True`` an unsigned or unverifiable one is refused too. The result
+        says for each record whether it was signed and verified, signed but not verified, or
+        only digest-checked (``trust_old``, ``trust_new``).
 
     Raises
     ------
     InputError
-        When the records do not measure the same thing, saying why: other bin edges or closed
-        side, another event (top-label against binary), another outcome definition.
+        When a record was edited or its signature does not verify (see above), or the records
+        do not measure the same thing, saying why: other bin edges or closed side, another
+        event (top-label against binary), another outcome definition.
 
     Examples
     --------
@@ -341,8 +367,16 @@ def compare_records(
     (False, True)
     """
     where = "compare_records"
-    validate_record(old, where=f"{where}: old record")
-    validate_record(new, where=f"{where}: new record")
+    trust_old, trust_new = (
+        check_record(
+            record,
+            key=key,
+            verify=verify,
+            require_signature=require_signature,
+            where=f"{where}: {which} record",
+        )
+        for which, record in (("old", old), ("new", new))
+    )
     level = v.level(level, where=where)
     n_sims = v.positive_int(n_sims, name="n_sims", where=where)
     seed = v.positive_int(seed, name="seed", where=where, minimum=0)
@@ -383,6 +417,8 @@ def compare_records(
         temperature_old=_temperature(old),
         temperature_new=_temperature(new),
         differences=_differences(old, new),
+        trust_old=trust_old,
+        trust_new=trust_new,
     )
 
 

@@ -7,8 +7,22 @@ label arrays, with their dtype and shape), says how the rows were split and whic
 (with its fitted state and objective) produced the probabilities, and keeps the binning, the
 per-bin sufficient statistics (so that :func:`~calibkit.report.compare.compare_records` can
 compute intervals later without the data), every metric with its interval, the noise floor, the
-software versions and the time. A ``digest`` (sha256 of the other fields as canonical JSON)
-makes an edit after the fact visible to :func:`verify_record`.
+software versions and the time.
+
+What a record proves
+--------------------
+A ``digest`` (sha256 of the other fields as canonical JSON) is checked by every read
+(:func:`read_record`, :func:`check_record`, :func:`~calibkit.report.compare.compare_records`):
+an edited record is refused. A digest has no secret in it, so it detects accidental and careless
+edits, not a forger, who edits a field and recomputes it. A record that crosses a trust boundary
+should be *signed*: with a key (``key=``, or the environment variable ``CALIBKIT_RECORD_KEY``)
+:func:`calibration_record` and :func:`write_record` add a ``signature``, HMAC-SHA256 of the
+same canonical JSON (RFC 2104), which only a holder of the key can make; a read with the key
+refuses a signature that does not verify, and a read without one says that it could not verify
+it. Removing the signature leaves an unsigned record, so a reader that expects signed records
+asks for them (``require_signature=True``, ``calibkit compare --require-signature``). The data
+fingerprint (sha256 of the arrays) must describe ``data.n`` rows; whether it is of *these* data
+only :func:`verify_record`, given the arrays, can tell.
 
 The record is a plain ``dict`` (the JSON document itself): what :func:`calibration_record`
 returns is what :func:`write_record` writes and :func:`read_record` returns, key for key. The
@@ -18,50 +32,50 @@ layout is published as a JSON Schema (draft 2020-12), ``record.schema.json`` bes
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
 import os
 import platform
-import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .. import _validate as v
-from .._errors import InputError
+from .._errors import CalibkitWarning, InputError
 from .._files import write_atomic
-from .._json import jsonable
+from .._json import jsonable, read_json_file
+from ._schema import FORMAT, FORMAT_VERSION, record_schema, validate_record
+from ._schema import SUM_FIELDS as _SUM_FIELDS
+from ._signing import KEY_ENV, RecordTrust, _digest, _key, _signature, check_record, sign_record
 
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "KEY_ENV",
     "RecordCheck",
+    "RecordTrust",
     "calibration_record",
+    "check_record",
     "fingerprint_array",
     "read_record",
     "record_schema",
     "record_stats",
+    "sign_record",
     "validate_record",
     "verify_record",
     "write_record",
 ]
 
-#: The ``format`` field of every calibration record.
-FORMAT = "calibkit.calibration-record"
-#: The layout version this calibkit writes and reads.
-FORMAT_VERSION = 1
 #: Bytes hashed per step: a big array is fingerprinted without a second copy of it.
 _CHUNK = 1 << 24
 
 _CONTEXT = ("model", "checkpoint", "outcome_definition", "population", "data_window", "notes")
-_SUM_FIELDS = ("sum_conf", "sum_outcome", "sum_conf_sq", "sum_conf_outcome", "sum_var_weight")
 _SCORES_KINDS = ("logits", "probs", "confidence")
 
 
@@ -82,6 +96,7 @@ def calibration_record(
     split: Mapping[str, Any] | str | None = None,
     calibrator: Any = None,
     notes: str | None = None,
+    key: str | bytes | None = None,
 ) -> dict[str, Any]:
     """The calibration record of an audit, as a JSON-ready ``dict`` valid under
     :func:`record_schema`.
@@ -107,6 +122,10 @@ def calibration_record(
     calibrator : Calibrator or dict, optional
         The fitted calibrator behind the audited probabilities (or its ``to_dict()``); recorded
         with the objective its method minimises.
+    key : str or bytes, optional
+        Sign the record (HMAC-SHA256, see the module docstring) with this key; by default with
+        the key in the environment variable ``CALIBKIT_RECORD_KEY`` when it is set (and not
+        empty); unsigned otherwise. At least 16 bytes.
 
     Examples
     --------
@@ -224,6 +243,9 @@ def calibration_record(
         "verdict": audit.verdict(),
     }
     document["digest"] = {"algorithm": "sha256", "value": _digest(document)}
+    secret = _key(key, where=where)
+    if secret is not None:
+        document["signature"] = _signature(document, secret.value)
     validate_record(document, where=where)
     return document
 
@@ -327,6 +349,9 @@ def _calibrator(calibrator: Any, *, where: str) -> dict[str, Any] | None:
             f"{where}: calibrator is missing {', '.join(missing)}; pass a fitted calibrator "
             "or the dictionary its to_dict() returns."
         )
+    from ..recalibrate.base import Calibrator
+
+    Calibrator._from_dict(data, where=f"{where}: calibrator")  # every field, typed
     objective = data.get("objective") or _objective(str(data["kind"]))
     return {
         "kind": str(data["kind"]),
@@ -365,268 +390,70 @@ def _wilson(k: int, n: int, level: float) -> dict[str, Any]:
     return {"low": float(low), "high": float(high), "level": level, "method": "wilson"}
 
 
-def _canonical(document: Mapping[str, Any]) -> bytes:
-    body = {k: x for k, x in document.items() if k != "digest"}
-    return json.dumps(
-        body, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True
-    ).encode("ascii")
-
-
-def _digest(document: Mapping[str, Any]) -> str:
-    return hashlib.sha256(_canonical(document)).hexdigest()
-
-
 # ----------------------------------------------------------------------------- files
 
 
-def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+def write_record(
+    record: Mapping[str, Any], path: str | os.PathLike[str], *, key: str | bytes | None = None
+) -> Path:
     """Write a record as JSON, atomically (a temporary file beside ``path``, then renamed): a
-    failed write leaves no partial file. The record is checked against the schema first; its
-    digest is written as it is (an edited record stays detectably edited)."""
+    failed write leaves no partial file.
+
+    The record is checked first as :func:`check_record` checks it: an edited record, or one
+    whose signature does not verify with the key, is refused rather than written. An unsigned
+    record is signed when a key is given (``key=``) or set in ``CALIBKIT_RECORD_KEY``.
+    """
     where = "write_record"
-    validate_record(record, where=where)
+    check_record(record, key=key, where=where)
+    if "signature" not in record:
+        secret = _key(key, where=where)
+        if secret is not None:
+            record = {**record, "signature": _signature(record, secret.value)}
     text = json.dumps(record, indent=2, allow_nan=False, ensure_ascii=False)
     return write_atomic(path, text + "\n", where=where)
 
 
-def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a record written by :func:`write_record`, checked against the schema.
+def read_record(
+    path: str | os.PathLike[str],
+    *,
+    key: str | bytes | None = None,
+    verify: bool = True,
+    require_signature: bool = False,
+) -> dict[str, Any]:
+    """Read a record written by :func:`write_record`, checked against the schema, its digest
+    and (when it is signed and a key is available) its signature.
 
-    Raises :class:`calibkit.InputError` naming the file and the first failing field
-    (``metrics.ece.value``, ``bins.count[3]``, ...) when the document is not a valid record.
+    Parameters
+    ----------
+    path : str or path
+        The JSON file (read through calibkit's bounded JSON reader).
+    key, verify, require_signature
+        As for :func:`check_record`: the signing key (by default ``CALIBKIT_RECORD_KEY``);
+        ``verify=False`` reads an edited record, or one whose signature fails, for forensic
+        inspection (with a :class:`calibkit.CalibkitWarning` saying so);
+        ``require_signature=True`` refuses an unsigned or unverifiable record.
+
+    Raises :class:`calibkit.InputError` naming the file and what is wrong: the first failing
+    field (``metrics.ece.value``, ``bins.count[3]``, ...), an edit after the record was made, a
+    signature that does not verify. A signed record read without a key gives a
+    :class:`calibkit.CalibkitWarning` that its signature could not be verified.
     """
-    source = Path(path)
-    where = f"read_record: '{source}'"
-    try:
-        text = source.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"read_record: no such file: '{source}'.") from None
-    except IsADirectoryError:
-        raise InputError(f"{where} is a directory, not a calibration record.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"read_record: cannot read '{source}' ({exc}).") from None
-    try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where} is not valid JSON ({exc}).") from None
-    except ValueError as exc:
-        raise InputError(f"{where} is not strict JSON ({exc}).") from None
-    validate_record(data, where=where)
-    return data
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-# ----------------------------------------------------------------------------- validation
-
-
-@functools.cache
-def _schema_text() -> str:
-    return resources.files("calibkit.report").joinpath("record.schema.json").read_text("utf-8")
-
-
-def record_schema() -> dict[str, Any]:
-    """The published JSON Schema (draft 2020-12) of a calibration record (a fresh copy)."""
-    return json.loads(_schema_text())
-
-
-def validate_record(record: Any, *, where: str = "validate_record") -> dict[str, Any]:
-    """Check a record against the schema, then the things a schema cannot say (one entry per
-    bin in every per-bin array, edges increasing from 0 to 1, counts adding up to N). Returns
-    the record; raises :class:`calibkit.InputError` naming the first failing field.
-
-    calibkit checks the schema with a small validator of the keywords the schema uses (so
-    reading a record needs no extra dependency); the tests check the same documents with
-    ``jsonschema``.
-    """
-    schema = _schema()
-    problem = _check(record, schema, schema, ())
-    if problem is None:
-        problem = _check_consistent(record)
-    if problem is not None:
-        field, message = problem
-        raise InputError(
-            f"{where}: not a valid calibration record: {_field(field)} {message}"
-            + _hint(record, field)
+    where = f"read_record: '{Path(path)}'"
+    data = read_json_file(path, where="read_record")
+    trust = check_record(
+        data, key=key, verify=verify, require_signature=require_signature, where=where
+    )
+    if trust.status == "signed-unverified":
+        warnings.warn(
+            f"{where}: the record is signed (key id {trust.key_id}), but {KEY_ENV} is not set, "
+            "so its signature could not be verified; only its digest was checked, which "
+            "detects accidental edits, not a forger.",
+            CalibkitWarning,
+            stacklevel=2,
         )
-    return record
-
-
-@functools.cache
-def _schema() -> dict[str, Any]:
-    return json.loads(_schema_text())
-
-
-def _hint(record: Any, field: tuple[str | int, ...]) -> str:
-    if field and field[0] in ("format", "format_version") and isinstance(record, Mapping):
-        return f" (this calibkit reads {FORMAT} version {FORMAT_VERSION})."
-    return "."
-
-
-def _field(path: tuple[str | int, ...]) -> str:
-    if not path:
-        return "the document"
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
-
-
-#: Keywords the validator below implements; the others it meets are annotations.
-SUPPORTED_KEYWORDS = frozenset(
-    {
-        "$ref",
-        "type",
-        "enum",
-        "const",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "minItems",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "pattern",
-    }
-)
-ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "title", "description"})
-
-_JSON_TYPES = {
-    "object": "an object",
-    "array": "an array",
-    "string": "text",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "null": "null",
-}
-
-
-def _json_type(x: Any) -> str:
-    if x is None:
-        return "null"
-    if isinstance(x, bool):
-        return "boolean"
-    if isinstance(x, int):
-        return "integer"
-    if isinstance(x, float):
-        return "number"
-    if isinstance(x, str):
-        return "string"
-    if isinstance(x, (list, tuple)):
-        return "array"
-    if isinstance(x, Mapping):
-        return "object"
-    return type(x).__name__
-
-
-def _is_type(x: Any, name: str) -> bool:
-    actual = _json_type(x)
-    if name == "number":
-        return actual in ("integer", "number")
-    if name == "integer":
-        return actual == "integer" or (actual == "number" and float(x).is_integer())
-    return actual == name
-
-
-def _shown(x: Any) -> str:
-    text = json.dumps(x) if _json_type(x) in _JSON_TYPES else repr(x)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-Problem = tuple[tuple[str | int, ...], str]
-
-
-def _check(
-    x: Any, schema: Mapping[str, Any], root: Mapping[str, Any], path: tuple
-) -> Problem | None:
-    """The first way ``x`` breaks ``schema`` (the subset of draft 2020-12 in
-    :data:`SUPPORTED_KEYWORDS`), as (path, message), or None."""
-    if "$ref" in schema:
-        target: Any = root
-        for part in schema["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        problem = _check(x, target, root, path)
-        if problem is not None:
-            return problem
-    if "type" in schema:
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(_is_type(x, t) for t in types):
-            wanted = " or ".join(_JSON_TYPES[t] for t in types)
-            return path, f"must be {wanted}, got {_shown(x)}"
-    if "const" in schema and not _same(x, schema["const"]):
-        return path, f"must be {_shown(schema['const'])}, got {_shown(x)}"
-    if "enum" in schema and not any(_same(x, option) for option in schema["enum"]):
-        options = ", ".join(_shown(o) for o in schema["enum"])
-        return path, f"must be one of {options}; got {_shown(x)}"
-    kind = _json_type(x)
-    if kind in ("integer", "number"):
-        if "minimum" in schema and x < schema["minimum"]:
-            return path, f"must be at least {schema['minimum']}, got {_shown(x)}"
-        if "maximum" in schema and x > schema["maximum"]:
-            return path, f"must be at most {schema['maximum']}, got {_shown(x)}"
-        if "exclusiveMinimum" in schema and x <= schema["exclusiveMinimum"]:
-            return path, f"must be above {schema['exclusiveMinimum']}, got {_shown(x)}"
-        if "exclusiveMaximum" in schema and x >= schema["exclusiveMaximum"]:
-            return path, f"must be below {schema['exclusiveMaximum']}, got {_shown(x)}"
-    elif kind == "string":
-        if len(x) < schema.get("minLength", 0):
-            return path, "must not be empty"
-        if "pattern" in schema and re.search(schema["pattern"], x) is None:
-            return path, f"is malformed: {_shown(x)} does not match {schema['pattern']}"
-    elif kind == "array":
-        if len(x) < schema.get("minItems", 0):
-            return path, f"must have at least {schema['minItems']} entries, got {len(x)}"
-        if "items" in schema:
-            for i, item in enumerate(x):
-                problem = _check(item, schema["items"], root, (*path, i))
-                if problem is not None:
-                    return problem
-    elif kind == "object":
-        for name in schema.get("required", ()):
-            if name not in x:
-                return (*path, name), "is missing"
-        properties = schema.get("properties", {})
-        for name, value in x.items():
-            if name in properties:
-                problem = _check(value, properties[name], root, (*path, name))
-                if problem is not None:
-                    return problem
-            elif schema.get("additionalProperties", True) is False:
-                return (*path, name), "is not a field of a calibration record"
-    return None
-
-
-def _same(x: Any, y: Any) -> bool:
-    """JSON equality: 1 == 1.0, but true is not 1."""
-    if isinstance(x, bool) or isinstance(y, bool):
-        return x is y
-    return bool(x == y)
-
-
-def _check_consistent(record: Mapping[str, Any]) -> Problem | None:
-    binning, bins = record["binning"], record["bins"]
-    edges, m = binning["edges"], binning["n_bins"]
-    if len(edges) != m + 1:
-        return ("binning", "edges"), f"must have n_bins + 1 = {m + 1} entries, got {len(edges)}"
-    if edges[0] != 0 or edges[-1] != 1:
-        return ("binning", "edges"), f"must run from 0 to 1, got {edges[0]} to {edges[-1]}"
-    for i in range(1, len(edges)):
-        # strictly increasing, except the one-value bins [0, 0] and [1, 1] of quantile edges
-        if edges[i] < edges[i - 1] or (edges[i] == edges[i - 1] and edges[i] not in (0, 1)):
-            return ("binning", "edges", i), f"must increase, got {edges[i - 1]} then {edges[i]}"
-    for name in bins:
-        if len(bins[name]) != m:
-            return ("bins", name), f"must have one entry per bin ({m}), got {len(bins[name])}"
-    n = record["data"]["n"]
-    if sum(bins["count"]) != n:
-        return ("bins", "count"), f"adds up to {sum(bins['count'])}, but data.n is {n}"
-    return None
+    elif not trust.ok:
+        warnings.warn(f"{where}: {trust}.", CalibkitWarning, stacklevel=2)
+    return data
 
 
 # ----------------------------------------------------------------------------- reading back
@@ -651,12 +478,14 @@ def record_stats(record: Mapping[str, Any]) -> Any:
 class RecordCheck:
     """What :func:`verify_record` found. ``data_matches``: the arrays have the recorded
     fingerprint (dtype, shape and sha256 of scores and labels). ``record_intact``: the record's
-    fields still hash to its digest (nothing was edited after it was made). ``problems`` says
-    what differs. True (as a bool) only when both hold."""
+    fields still hash to its digest and, where it is signed and a key is available, its
+    signature verifies. ``trust`` is the :class:`RecordTrust` behind the latter. ``problems``
+    says what differs. True (as a bool) only when both hold."""
 
     data_matches: bool
     record_intact: bool
     problems: tuple[str, ...]
+    trust: RecordTrust = RecordTrust("digest-only")
 
     @property
     def ok(self) -> bool:
@@ -670,26 +499,34 @@ class RecordCheck:
             "ok": self.ok,
             "data_matches": self.data_matches,
             "record_intact": self.record_intact,
+            "trust": self.trust.to_dict(),
             "problems": list(self.problems),
         }
 
     def __str__(self) -> str:
         if self.ok:
-            return "record verified: the data match its fingerprint and the record is intact."
+            return (
+                "record verified: the data match its fingerprint and the record is intact "
+                f"({self.trust})."
+            )
         return "record NOT verified: " + "; ".join(self.problems)
 
 
-def verify_record(record: Mapping[str, Any], scores: Any, labels: Any) -> RecordCheck:
+def verify_record(
+    record: Mapping[str, Any], scores: Any, labels: Any, *, key: str | bytes | None = None
+) -> RecordCheck:
     """Whether ``scores`` and ``labels`` are the data the record was made from, and whether
     the record is as it was made.
 
     The arrays are fingerprinted as :func:`calibration_record` did (sha256 of the raw bytes,
     dtype, shape) and compared with the record's fingerprint; the record's digest is recomputed
-    from its other fields. Changed data, or a record whose fingerprint (or any other field) was
-    edited, give a falsy :class:`RecordCheck` that says what differs.
+    from its other fields, and its signature checked where it is signed and a key (``key=`` or
+    ``CALIBKIT_RECORD_KEY``) is available. Changed data, or a record whose fingerprint (or any
+    other field) was edited, give a falsy :class:`RecordCheck` that says what differs. Without
+    a signature, an edit whose author recomputed the digest cannot be told from the original.
     """
     where = "verify_record"
-    validate_record(record, where=where)
+    trust = check_record(record, key=key, verify=False, where=where)
     recorded = record["data"]["fingerprint"]
     if recorded is None:
         raise InputError(
@@ -700,20 +537,21 @@ def verify_record(record: Mapping[str, Any], scores: Any, labels: Any) -> Record
     for name, x in (("scores", scores), ("labels", labels)):
         now = fingerprint_array(x, name=name, where=where)
         then = recorded[name]
-        for key in ("dtype", "shape", "sha256"):
-            if now[key] != then[key]:
-                what = "contents (sha256)" if key == "sha256" else key
+        for field in ("dtype", "shape", "sha256"):
+            if now[field] != then[field]:
+                what = "contents (sha256)" if field == "sha256" else field
                 shown = (
-                    f"{then[key][:12]}... recorded, {now[key][:12]}... now"
-                    if key == "sha256"
-                    else f"{then[key]} recorded, {now[key]} now"
+                    f"{then[field][:12]}... recorded, {now[field][:12]}... now"
+                    if field == "sha256"
+                    else f"{then[field]} recorded, {now[field]} now"
                 )
                 problems.append(f"{name} {what} differ: {shown}")
                 break
     data_matches = not problems
-    intact = record["digest"]["value"] == _digest(record)
-    if not intact:
+    if trust.status == "edited":
         problems.append(
             "the record was edited after it was made: its fields no longer hash to its digest"
         )
-    return RecordCheck(data_matches, intact, tuple(problems))
+    elif trust.status == "signature-invalid":
+        problems.append(f"the record's signature does not verify with {trust.key_origin}")
+    return RecordCheck(data_matches, trust.ok, tuple(problems), trust)
