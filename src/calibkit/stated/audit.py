@@ -148,9 +148,11 @@ class StatedAudit:
         }
 
     #: The columns of one source's row in the default (80-column) layout, and with ``wide``.
-    NARROW = ("source", "N", "acc", "ECE [95% CI]", "floor", "AUC")
-    WIDE = ("source", "N", "excl", "acc", "ECE [95% CI]", "floor", "Brier", "NLL", "AUC")
-    WIDE += ("x0.05", "top values", "better")
+    NARROW: tuple[str, ...] = ("source", "N", "acc", "ECE [95% CI]", "floor", "AUC")
+    WIDE: tuple[str, ...] = (
+        *("source", "N", "excl", "acc", "ECE [95% CI]", "floor", "Brier", "NLL", "AUC"),
+        *("x0.05", "top values", "better"),
+    )
 
     def groups(self) -> list[tuple[tuple[str, ...], list[SourceAudit]]]:
         """The rows by group, in the order they were audited."""
