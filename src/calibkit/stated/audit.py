@@ -24,7 +24,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -148,8 +148,8 @@ class StatedAudit:
         }
 
     #: The columns of one source's row in the default (80-column) layout, and with ``wide``.
-    NARROW: tuple[str, ...] = ("source", "N", "acc", "ECE [95% CI]", "floor", "AUC")
-    WIDE: tuple[str, ...] = (
+    NARROW: ClassVar[tuple[str, ...]] = ("source", "N", "acc", "ECE [95% CI]", "floor", "AUC")
+    WIDE: ClassVar[tuple[str, ...]] = (
         *("source", "N", "excl", "acc", "ECE [95% CI]", "floor", "Brier", "NLL", "AUC"),
         *("x0.05", "top values", "better"),
     )
