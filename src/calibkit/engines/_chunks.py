@@ -121,10 +121,13 @@ def _totalled(
 @dataclass
 class Fingerprint:
     """The rows one pass read and a checksum of their values, to tell whether two passes over a
-    re-readable input saw the same data. The checksum adds each value's float64 bit pattern
-    times an odd weight that depends on its position in the stream (so it does not depend on
-    where the chunks are cut), modulo 2**64: one changed value always changes it, and any
-    change of many values leaves it equal with probability about 2**-64."""
+    re-readable input saw the same data.
+
+    The checksum hashes each value's float64 bit pattern together with its position in the
+    stream (splitmix64's finaliser, a bijection of 64-bit words) and adds the hashes modulo
+    2**64: it does not depend on where the chunks are cut, one changed value always changes it,
+    and any other change (values moved between rows, labels swapped) leaves it equal only by a
+    2**-64 coincidence."""
 
     rows: int = 0
     scores: int = 0
@@ -140,7 +143,7 @@ class Fingerprint:
         """Raise unless this pass (``done`` when finished) matches ``first`` so far."""
         if self.rows <= first.rows and not (done and self != first):
             return
-        seen = f"{first.rows} rows, then {'more than ' if not done else ''}{self.rows}"
+        seen = f"{first.rows} rows, then {'' if done else 'at least '}{self.rows}"
         if self.rows == first.rows:
             seen = f"the same {self.rows} rows, but different values"
         raise InputError(
@@ -152,15 +155,24 @@ class Fingerprint:
 
 
 _BLOCK = 1 << 16
+_GOLDEN, _MIX1, _MIX2 = (
+    np.uint64(0x9E3779B97F4A7C15),
+    np.uint64(0xBF58476D1CE4E5B9),
+    np.uint64(0x94D049BB133111EB),
+)
 
 
 def _checksum(values: np.ndarray, offset: int) -> int:
-    """Sum over the values of (bits of the float64 value) * (2 * position + 1), mod 2**64."""
+    """Sum over the values of splitmix64(bits of the float64 value ^ position * golden ratio),
+    mod 2**64 (positions start at ``offset``)."""
     flat = np.ravel(values)
     total = 0
     for lo in range(0, flat.size, _BLOCK):
         block = flat[lo : lo + _BLOCK].astype(np.float64) + 0.0  # -0.0 counts as 0.0
-        weights = np.arange(offset + lo, offset + lo + block.size, dtype=np.uint64)
-        weights = weights * np.uint64(2) + np.uint64(1)
-        total += int(np.sum(block.view(np.uint64) * weights, dtype=np.uint64))
+        position = np.arange(offset + lo, offset + lo + block.size, dtype=np.uint64)
+        z = block.view(np.uint64) ^ (position * _GOLDEN)
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+        z ^= z >> np.uint64(31)
+        total += int(np.sum(z, dtype=np.uint64))
     return total % 2**64
