@@ -251,8 +251,9 @@ def _temperature_multiclass(z, y, beta, lo, hi):  # pragma: no cover - compiled
             top = max(top, np.float64(z[i, j]))
         for j in range(c):
             # -inf (the log of a probability 0) is held at -1e150 so that weight * shift is
-            # 0, not NaN; weights below exp(-708) are set to 0: they are far under one ulp
-            # of the row's sum, which is at least 1 (the top class's term)
+            # 0, not NaN, and has weight 0 at every beta (also as beta -> 0); weights below
+            # exp(-708) are set to 0: they are far under one ulp of the row's sum, which is
+            # at least 1 (the top class's term)
             d = max(np.float64(z[i, j]) - top, -1e150)
             x = max(beta * d, -708.0)
             k = np.floor(x * _LOG2E + 0.5)
@@ -260,7 +261,7 @@ def _temperature_multiclass(z, y, beta, lo, hi):  # pragma: no cover - compiled
             p = t[13]
             for m in range(12, -1, -1):
                 p = p * r + t[m]
-            poly[j] = p if x > -708.0 else 0.0  # exactly 0 below the clamp
+            poly[j] = p if x > -708.0 and d > -1e150 else 0.0  # exactly 0 below the clamps
             bits[j] = (np.int64(k) + 1023) << 52
             shifted[j] = d
         s0 = s1 = s2 = 0.0

@@ -9,7 +9,7 @@ renormalised or dropped here: data is either usable as it is or rejected.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,39 @@ _LOGITS_HINT = (
 )
 
 _LABELS_HINT = "For class labels 0..C-1 use the (probs, labels) functions."
+
+
+class CountedError(InputError):
+    """An :class:`InputError` about the values of one array (``name``) that break one rule:
+    their count, the first one's index, and how to say it again for another count and place.
+
+    The stream engine uses it to total a fault over every chunk of a stream
+    (:meth:`totalled`): the message then counts the whole stream and gives the first bad row's
+    position in it, not in its chunk.
+    """
+
+    def __init__(
+        self,
+        rule: str,
+        name: str,
+        count: int,
+        index: tuple[int, ...],
+        message: Callable[[int, str], str],
+        locate: Callable[[tuple[int, ...], bool], str] | None = None,
+    ) -> None:
+        self.rule, self.name, self.count, self.index = rule, name, count, index
+        self._message = message
+        self._locate = locate or _fmt_index
+        super().__init__(message(count, self._locate(index, False)))
+
+    def totalled(self, count: int, first_row: int) -> InputError:
+        """The same error for ``count`` bad values over a stream whose first bad value is in
+        row ``first_row`` of the stream."""
+        index = (first_row, *self.index[1:])
+        return InputError(self._message(count, self._locate(index, True)))
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles as the plain InputError it reads as
+        return InputError, (str(self),)
 
 
 def to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
@@ -117,10 +150,16 @@ def _column_to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
         missing = np.asarray(x.isna().to_numpy())
         if missing.any():
             count, index = _where_first(missing)
-            raise InputError(
-                f"{where}: {name} has {count} missing {'value' if count == 1 else 'values'} "
-                f"(NaN/NA), first at {_fmt_index(index)}; calibkit does not drop rows "
-                "silently: remove or fill them first."
+            raise CountedError(
+                "missing",
+                name,
+                count,
+                index,
+                lambda count, at: (
+                    f"{where}: {name} has {count} missing {'value' if count == 1 else 'values'} "
+                    f"(NaN/NA), first at {at}; calibkit does not drop rows silently: remove or "
+                    "fill them first."
+                ),
             )
         return np.asarray(x.to_numpy())
     return np.asarray(x.to_numpy())
@@ -143,10 +182,19 @@ def _where_first(mask: np.ndarray) -> tuple[int, tuple[int, ...]]:
     return count, tuple(int(i) for i in first)
 
 
-def _fmt_index(index: tuple[int, ...]) -> str:
+def _fmt_index(index: tuple[int, ...], stream: bool = False) -> str:
+    """Where a value is: "index 7" or "row 7, column 2" in an array; "row 7 of the stream" (and
+    the column) when ``stream`` says the row is counted from the start of a stream."""
+    if stream:
+        row = f"row {index[0]} of the stream"
+        return row if len(index) == 1 else f"{row}, column {index[1]}"
     if len(index) == 1:
         return f"index {index[0]}"
     return f"row {index[0]}, column {index[1]}"
+
+
+def _fmt_row(index: tuple[int, ...], stream: bool = False) -> str:
+    return f"row {index[0]}" + (" of the stream" if stream else "")
 
 
 def _values_word(count: int) -> str:
@@ -204,10 +252,17 @@ def finite(arr: np.ndarray, *, name: str, where: str, hint: str = "") -> np.ndar
     bad = ~np.isfinite(arr)
     if bad.any():
         count, index = _where_first(bad)
-        raise InputError(
-            f"{where}: {name} must be finite; {count} {'value is' if count == 1 else 'values are'}"
-            f" not, first at {_fmt_index(index)}: {arr[index]}. "
-            f"{hint or 'Remove or repair those rows first.'}"
+        value = arr[index]
+        raise CountedError(
+            "finite",
+            name,
+            count,
+            index,
+            lambda count, at: (
+                f"{where}: {name} must be finite; {count} "
+                f"{'value is' if count == 1 else 'values are'} not, first at {at}: {value}. "
+                f"{hint or 'Remove or repair those rows first.'}"
+            ),
         )
     return arr
 
@@ -220,10 +275,16 @@ def unit_interval(arr: np.ndarray, *, name: str, where: str, hint: str = _LOGITS
     nan = np.isnan(arr)
     if nan.any():
         count, index = _where_first(nan)
-        raise InputError(
-            f"{where}: {name} must not contain NaN; {count} "
-            f"{'value is' if count == 1 else 'values are'} NaN, first at {_fmt_index(index)}. "
-            "calibkit does not drop rows silently: remove or repair them first."
+        raise CountedError(
+            "nan",
+            name,
+            count,
+            index,
+            lambda count, at: (
+                f"{where}: {name} must not contain NaN; {count} "
+                f"{'value is' if count == 1 else 'values are'} NaN, first at {at}. "
+                "calibkit does not drop rows silently: remove or repair them first."
+            ),
         )
     bad = (arr < 0.0) | (arr > 1.0)
     count, index = _where_first(bad)
@@ -233,9 +294,16 @@ def unit_interval(arr: np.ndarray, *, name: str, where: str, hint: str = _LOGITS
             "are logits or scores instead, turn them into probabilities first (ck.softmax, "
             "ck.sigmoid, or from_logits=True; --logits on the command line)."
         )
-    raise InputError(
-        f"{where}: {name} must lie in [0, 1]; {_values_word(count)}, first at "
-        f"{_fmt_index(index)}: {arr[index]}. {hint}"
+    value = arr[index]
+    raise CountedError(
+        "unit",
+        name,
+        count,
+        index,
+        lambda count, at: (
+            f"{where}: {name} must lie in [0, 1]; {_values_word(count)}, first at {at}: "
+            f"{value}. {hint}"
+        ),
     )
 
 
@@ -278,10 +346,16 @@ def outcome_values(
     bad = (arr != 0) & (arr != 1)
     if bad.any():
         count, index = _where_first(bad)
-        raise InputError(
-            f"{where}: {name} must be 0 or 1 (1 = the prediction was correct / the event "
-            f"happened); {_values_word(count)}, first at {_fmt_index(index)}: {arr[index]}. "
-            f"{hint}"
+        value = arr[index]
+        raise CountedError(
+            "outcome",
+            name,
+            count,
+            index,
+            lambda count, at: (
+                f"{where}: {name} must be 0 or 1 (1 = the prediction was correct / the event "
+                f"happened); {_values_word(count)}, first at {at}: {value}. {hint}"
+            ),
         )
 
 
@@ -333,9 +407,16 @@ def labels(y: Any, *, n: int, n_classes: int, where: str, name: str = "labels") 
         bad = ~np.isfinite(arr) | (arr != np.round(arr))
         if bad.any():
             count, index = _where_first(bad)
-            raise InputError(
-                f"{where}: {name} must be whole class indices 0..{n_classes - 1}; "
-                f"{_values_word(count)}, first at {_fmt_index(index)}: {arr[index]}."
+            value = arr[index]
+            raise CountedError(
+                "whole",
+                name,
+                count,
+                index,
+                lambda count, at: (
+                    f"{where}: {name} must be whole class indices 0..{n_classes - 1}; "
+                    f"{_values_word(count)}, first at {at}: {value}."
+                ),
             )
         if arr.min() < 0 or arr.max() >= n_classes:  # before the cast, which would wrap 1e20
             _label_range(arr, n_classes, name=name, where=where)
@@ -362,15 +443,27 @@ def _label_range(arr: np.ndarray, n_classes: int, *, name: str, where: str) -> N
                 f"the (N, {k}) class probabilities, or, for the forecast of one class c, the "
                 "outcome labels == c."
             )
-        raise InputError(
-            f"{where}: {name} must be 0 or 1 (two classes; for a binary forecast, the "
-            f"label or whether the prediction was correct); {_values_word(count)}, first at "
-            f"{_fmt_index(index)}: {shown}.{hint}"
+        raise CountedError(
+            "classes:2",
+            name,
+            count,
+            index,
+            lambda count, at: (
+                f"{where}: {name} must be 0 or 1 (two classes; for a binary forecast, the "
+                f"label or whether the prediction was correct); {_values_word(count)}, "
+                f"first at {at}: {shown}.{hint}"
+            ),
         )
-    raise InputError(
-        f"{where}: {name} must lie in 0..{n_classes - 1} (the forecasts have {n_classes} "
-        f"classes); {_values_word(count)}, first at {_fmt_index(index)}: {shown}. "
-        "Map labels to column positions first."
+    raise CountedError(
+        f"classes:{n_classes}",
+        name,
+        count,
+        index,
+        lambda count, at: (
+            f"{where}: {name} must lie in 0..{n_classes - 1} (the forecasts have {n_classes} "
+            f"classes); {_values_word(count)}, first at {at}: {shown}. "
+            "Map labels to column positions first."
+        ),
     )
 
 
@@ -400,10 +493,18 @@ def probability_values(arr: np.ndarray, *, where: str, name: str = "probs") -> N
     off = np.abs(sums - 1.0) > ROW_SUM_ATOL
     if off.any():
         count, index = _where_first(off)
-        raise InputError(
-            f"{where}: each row of {name} must sum to 1 (within {ROW_SUM_ATOL:g}); "
-            f"{count} {'row does' if count == 1 else 'rows do'} not, first row {index[0]} "
-            f"sums to {sums[index]:.6g}. calibkit does not renormalise silently. {_LOGITS_HINT}"
+        total = sums[index]
+        raise CountedError(
+            "rowsum",
+            name,
+            count,
+            index,
+            lambda count, at: (
+                f"{where}: each row of {name} must sum to 1 (within {ROW_SUM_ATOL:g}); "
+                f"{count} {'row does' if count == 1 else 'rows do'} not, first {at} sums to "
+                f"{total:.6g}. calibkit does not renormalise silently. {_LOGITS_HINT}"
+            ),
+            _fmt_row,
         )
 
 

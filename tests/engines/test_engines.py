@@ -479,7 +479,10 @@ def test_stream_chunks_must_agree_and_carry_their_labels(files: Any) -> None:
     case = CASES["multiclass-probs"]
     binary = CASES["binary-probs"]
     mixed = [(case.probs[:10], case.labels[:10]), (binary.probs[:10], binary.labels[:10])]
-    with pytest.raises(InputError, match="chunk starting at row 10 holds binary forecasts"):
+    with pytest.raises(
+        InputError,
+        match="chunk 1 of the stream \\(counting from 0; it starts at row 10\\) holds binary",
+    ):
         summarize_stream(lambda: iter(mixed), binning=Binning())
     with pytest.raises(
         InputError, match="each chunk of a stream must be a \\(probs, labels\\) pair"
@@ -869,9 +872,9 @@ def test_bad_input_is_rejected_with_its_row_count(
         SparkEngine(_spark_frame(spark, path), columns=columns).summarize(Binning(), where="audit")
 
 
-def test_stream_names_the_chunk_and_its_count() -> None:
-    """In a stream of arrays, the error counts the bad values of the chunk and says where the
-    chunk starts."""
+def test_stream_counts_the_bad_values_and_names_their_row() -> None:
+    """In a stream of arrays, the error counts the bad values of the stream and gives the first
+    one's row in the stream (here 40: row 30 of the chunk that starts at row 10)."""
     case = CASES["binary-probs"]
     bad = case.probs[:100].copy()
     bad[[40, 41]] = np.nan
@@ -881,7 +884,7 @@ def test_stream_names_the_chunk_and_its_count() -> None:
         yield np.array([]), np.array([])
         yield bad[10:], case.labels[10:100]
 
-    with pytest.raises(InputError, match="2 values are NaN.*in the chunk starting at row 10"):
+    with pytest.raises(InputError, match="2 values are NaN, first at row 40 of the stream"):
         summarize_stream(chunks, binning=Binning())
     with pytest.raises(InputError, match="2 values are NaN"):
         ck.audit(chunks(), engine="stream")

@@ -211,7 +211,7 @@ def test_weeks_start_on_monday(around_a_weekend: Any, engine: str, spark: Any) -
     jan1, jan8, jan29 = (datetime.date(2024, 1, day) for day in (1, 8, 29))
     assert [(g.group, g.n) for g in m.groups] == [(jan1, 120), (jan8, 80), (jan29, 50)]
     assert m.by == "week of time"
-    # every group's temperature is fitted (the SQL engines match groups by literal values)
+    # every group's temperature is fitted (the SQL engines bind group values as parameters)
     sunday = np.arange(120)
     expected = ck.fit_temperature(d.logits[sunday], d.labels[sunday])
     assert m.groups[0].temperature == pytest.approx(expected, abs=1e-9)

@@ -7,16 +7,14 @@ bin number computed by comparison with the edge array (exactly as :func:`calibki
 The arithmetic follows the numpy engine operation for operation where it decides a bin (the
 stable sigmoid, the max-shifted softmax), so the engines agree to rounding of the sums.
 
-The two dialects differ only in quoting, the name of a numbers table and ``log1p``: see
-:class:`Dialect`.
+The two dialects differ only in quoting, the markers of query parameters, the name of a numbers
+table and ``log1p``: see :class:`Dialect`.
 """
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -42,30 +40,20 @@ class Dialect:
 
     name: str
     quote_char: str
+    param_char: str
 
     def quote(self, name: str) -> str:
         q = self.quote_char
         return q + name.replace(q, q + q) + q
 
-    def literal(self, value: Any) -> str:
-        """A group value read back from this engine, written as SQL."""
-        if value is None:
-            return "NULL"
-        if isinstance(value, bool):
-            return "TRUE" if value else "FALSE"
-        if isinstance(value, (int, np.integer)):
-            return str(int(value))
-        if isinstance(value, (float, np.floating)):
-            return number(float(value))
-        if isinstance(value, datetime.datetime):
-            return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-        if isinstance(value, datetime.date):
-            return f"DATE '{value.isoformat()}'"
-        return "'" + str(value).replace("'", "''") + "'"
+    def param(self, name: str) -> str:
+        """The marker of the named query parameter ``name`` (a value bound by the engine, never
+        spliced into the SQL text; a marker may appear several times)."""
+        return self.param_char + name
 
 
-DUCKDB = Dialect("duckdb", '"')
-SPARK = Dialect("spark", "`")
+DUCKDB = Dialect("duckdb", '"', "$")
+SPARK = Dialect("spark", "`", ":")
 
 
 def number(x: float) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,8 +44,9 @@ class SqlEngine(abc.ABC):
         self.plan, self.types, self.place = plan, types, place
 
     @abc.abstractmethod
-    def fetch(self, sql: str) -> list[tuple[Any, ...]]:
-        """Run one query; its (small) result as tuples."""
+    def fetch(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """Run one query, with ``params`` bound to its markers (:meth:`Dialect.param`); its
+        (small) result as tuples."""
 
     @property
     @abc.abstractmethod
@@ -155,28 +156,28 @@ class SqlEngine(abc.ABC):
 
     def fit_temperatures(self, by: str, groups: list[Any], *, where: str) -> dict[Any, Any]:
         """One temperature per group, all groups' Newton iterations in lock-step: each round is
-        one aggregation grouped by ``by`` (a group whose fit fails gets its InputError)."""
-        q = self._logit_query(where, by)
-        key = {self.dialect.literal(g): g for g in groups}
+        one aggregation grouped by ``by`` (a group whose fit fails gets its InputError).
 
-        def beta_of(betas: dict[Any, float]) -> str:
-            cases = " ".join(
-                f"WHEN {self.dialect.literal(g)} THEN {number(b)}" for g, b in betas.items()
-            )
-            return f"CASE g {cases} ELSE 1.0e0 END"
+        The group values are query parameters, never SQL text: a value such as ``C:\\data\\``
+        or ``x' OR '1'='1`` is compared as the value it is on either engine."""
+        q = self._logit_query(where, by)
 
         def evaluate(betas: dict[Any, float]) -> dict[Any, tm.Objective]:
-            rows = self.fetch(q.temperature_sums(beta_of(betas)))
-            out = {}
-            for g, n, f, grad, curv in rows:
-                g = key.get(self.dialect.literal(g), g)
-                if g in betas:
-                    out[g] = tm.Objective(betas[g], f / n, grad / n, curv / n)
-            return out
+            names = [f"g{i}" for i in range(len(betas))]
+            cases = " ".join(
+                f"WHEN {self.dialect.param(k)} THEN {number(b)}"
+                for k, b in zip(names, betas.values(), strict=True)
+            )
+            sql = q.temperature_sums(f"CASE g {cases} ELSE 1.0e0 END")
+            rows = self.fetch(sql, dict(zip(names, betas, strict=True)))
+            return {
+                g: tm.Objective(betas[g], f / n, grad / n, curv / n)
+                for g, n, f, grad, curv in rows
+                if g in betas
+            }
 
         def separable(asked: list[Any]) -> dict[Any, bool]:
-            rows = dict(self.fetch(q.separable()))
-            found = {key.get(self.dialect.literal(g), g): int(b or 0) == 0 for g, b in rows.items()}
+            found = {g: int(b or 0) == 0 for g, b in self.fetch(q.separable())}
             return {g: found[g] for g in asked}
 
         solvers = {g: tm.newton(where=f"{where}: group {g}") for g in groups}

@@ -117,9 +117,9 @@ class DuckDBEngine(SqlEngine):
     def relation(self) -> str:
         return self._relation
 
-    def fetch(self, sql: str) -> list[tuple[Any, ...]]:
+    def fetch(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
         try:
-            return self.con.execute(sql).fetchall()
+            return self.con.execute(sql, params or None).fetchall()
         except self._error as exc:
             raise InputError(
                 f"{self.where}: DuckDB could not compute over "

@@ -85,7 +85,7 @@ def _sql_groups(
         column = _time_column(names, time, where)
         # a DATE, not the TIMESTAMP date_trunc gives: Spark's TIMESTAMP is an instant, read
         # back in the Python process's time zone (a Monday 00:00 in the session's zone can
-        # come back as Sunday 15:00), and written as a literal in the session's zone
+        # come back as Sunday 15:00)
         expr = f"CAST(date_trunc('{by}', CAST({q0.dialect.quote(column)} AS TIMESTAMP)) AS DATE)"
         label = f"{by} of {column}"
     else:

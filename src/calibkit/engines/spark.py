@@ -95,11 +95,13 @@ class SparkEngine(SqlEngine):
     def relation(self) -> str:
         return self._view
 
-    def fetch(self, sql: str) -> list[tuple[Any, ...]]:
+    def fetch(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
         from pyspark.errors import PySparkException
 
         try:
-            return [tuple(row) for row in self.spark.sql(sql).collect()]
+            # named parameters are bound as values (pyspark 3.5+), never spliced into the SQL
+            frame = self.spark.sql(sql, args=dict(params)) if params else self.spark.sql(sql)
+            return [tuple(row) for row in frame.collect()]
         except PySparkException as exc:
             raise InputError(
                 f"{self.where}: Spark could not compute over "

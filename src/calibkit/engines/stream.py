@@ -13,6 +13,11 @@ exact order statistics (hence ``np.quantile``'s edges) come from them; the bin s
 from the fine bins, with only the collected cells split by the exact edges. A stream read once
 gets its quantile edges at fine-bin boundaries instead (statistics exact for those edges), and
 the summary's ``notes`` say so. The AUC comes from the grid, within the error bound it states.
+
+Every chunk is checked as arrays in memory are (:mod:`._chunks`): a bad value is counted over
+the whole stream before the error is raised, every chunk must hold forecasts of the same shape,
+and the second pass over a re-readable input must read the same rows as the first (their count
+and a checksum of their values), or the audit is refused.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import numpy as np
 
 from .. import _kernels
 from .._errors import InputError
-from ..audit import Prepared, prepare
+from ..audit import Prepared
 from ..measure.bins import (
     BinStats,
     Edges,
@@ -36,6 +41,7 @@ from ..measure.bins import (
     quantile_edges,
 )
 from ..measure.summary import RankGrid, Summary, coarsen, fine_edges
+from ._chunks import Fingerprint, prepared_chunks
 from ._plan import Binning, Need, needs
 from .memory import chunk_summary, columns_of
 
@@ -75,11 +81,11 @@ def summarize_stream(
             "leave labels= unset."
         )
     reader = _reader(data, columns=columns, from_logits=from_logits, where=where)
-    total, fine, grid, wanted = _first_pass(reader, binning, where, progress)
+    total, fine, grid, wanted, seen = _first_pass(reader, binning, where, progress)
     quantile = {name: need for name, need in wanted.items() if need.fixed is None}
     notes: tuple[str, ...] = ()
     if reader.again:
-        exact = _exact(reader, quantile, fine, where, progress)
+        exact = _exact(reader, quantile, fine, seen, where, progress)
     else:
         exact = {
             name: coarsen(fine[name], n_bins=need.n_bins, where=where, stacklevel=5)
@@ -116,9 +122,11 @@ def _reader(
             "labels) pairs already."
         )
     if callable(data):
-        return Reader(lambda: _chunks(data(), from_logits, where), True, None)
+        return Reader(lambda: prepared_chunks(data(), from_logits, where, "chunk"), True, None)
     if isinstance(data, Iterable):
-        return Reader(_once(lambda: _chunks(data, from_logits, where), where), False, None)
+        return Reader(
+            _once(lambda: prepared_chunks(data, from_logits, where, "chunk"), where), False, None
+        )
     raise InputError(f"{where}: a stream is an iterable of (probs, labels) chunks.")
 
 
@@ -132,26 +140,6 @@ def _once(read: Callable[[], Iterator[Prepared]], where: str) -> Callable[[], It
         return read()
 
     return first
-
-
-def _chunks(chunks: Iterable[Any], from_logits: bool, where: str) -> Iterator[Prepared]:
-    start = 0
-    for chunk in chunks:
-        try:
-            probs, labels = chunk
-        except (TypeError, ValueError):
-            raise InputError(
-                f"{where}: each chunk of a stream must be a (probs, labels) pair; got "
-                f"{type(chunk).__name__}."
-            ) from None
-        if np.size(probs) == 0 and np.size(labels) == 0:
-            continue  # an empty batch adds nothing
-        try:
-            f = prepare(probs, labels, from_logits=from_logits, where=where)
-        except InputError as exc:
-            raise InputError(f"{exc} (in the chunk starting at row {start})") from None
-        start += f.conf.size
-        yield f
 
 
 def _file_reader(path: Path, columns: Mapping[str, Any], where: str) -> Reader:
@@ -171,11 +159,8 @@ def _file_reader(path: Path, columns: Mapping[str, Any], where: str) -> Reader:
         rows = pq.ParquetFile(path).metadata.num_rows
 
     def read() -> Iterator[Prepared]:
-        for scores, labels, start in read_batches(path, fmt, plan):
-            try:
-                yield prepare(scores, labels, from_logits=plan.kind == "logits", where=where)
-            except InputError as exc:
-                raise InputError(f"{exc} (in the batch starting at row {start})") from None
+        batches = ((scores, labels) for scores, labels, _ in read_batches(path, fmt, plan))
+        return prepared_chunks(batches, plan.kind == "logits", where, "batch")
 
     return Reader(read, True, rows)
 
@@ -185,8 +170,10 @@ def _file_reader(path: Path, columns: Mapping[str, Any], where: str) -> Reader:
 
 def _first_pass(
     reader: Reader, binning: Binning, where: str, progress: Progress
-) -> tuple[Summary, dict[str, BinStats], RankGrid, dict[str, Need]]:
-    """Accumulate everything over fixed edges, the fine grid for quantile edges, the AUC grid."""
+) -> tuple[Summary, dict[str, BinStats], RankGrid, dict[str, Need], Fingerprint]:
+    """Accumulate everything over fixed edges, the fine grid for quantile edges, the AUC grid
+    (and the fingerprint of the rows, when the input is read again)."""
+    seen = Fingerprint()
     total: Summary | None = None
     grid: RankGrid | None = None
     wanted: dict[str, Need] = {}
@@ -199,13 +186,9 @@ def _first_pass(
         edges = {k: need.fixed or grid_edges for k, need in wanted.items()}
         closed = {k: need.closed for k, need in wanted.items()}
         part = chunk_summary(f, edges, closed=closed)
-        if total is not None and (part.kind, part.n_classes) != (total.kind, total.n_classes):
-            raise InputError(
-                f"{where}: the chunk starting at row {rows} holds {part.kind} forecasts of "
-                f"{part.n_classes} classes, the chunks before it {total.kind} forecasts of "
-                f"{total.n_classes}; every chunk needs the same columns."
-            )
         total = part if total is None else total + part
+        if reader.again:
+            seen.add(f)
         chunk_grid = RankGrid.of(f.conf, f.outcome)
         grid = chunk_grid if grid is None else grid + chunk_grid
         rows += f.conf.size
@@ -214,7 +197,7 @@ def _first_pass(
     if total is None or grid is None:
         raise InputError(f"{where}: the stream held no forecasts (every chunk was empty).")
     fine = {name: _field(total, name) for name, need in wanted.items() if need.fixed is None}
-    return total, fine, grid, wanted
+    return total, fine, grid, wanted, seen
 
 
 def _field(summary: Summary, name: str) -> BinStats:
@@ -229,11 +212,12 @@ def _exact(
     reader: Reader,
     quantile: dict[str, Need],
     fine: dict[str, BinStats],
+    first: Fingerprint,
     where: str,
     progress: Progress,
 ) -> dict[str, tuple[BinStats, Edges]]:
     """Exact quantile edges and their statistics from a second pass over the cells that hold
-    the order statistics."""
+    the order statistics; refused when the second pass reads other rows than the first."""
     targets: dict[str, np.ndarray] = {}
     for name, need in quantile.items():
         stats = fine[name]
@@ -243,7 +227,10 @@ def _exact(
         targets[name] = np.unique(np.searchsorted(cumulative, ranks, side="right"))
     kept: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in quantile}
     rows = 0
+    seen = Fingerprint()
     for f in reader.read():
+        seen.add(f)
+        seen.check(first, where, False, "its second pass")
         cols = columns_of(f)
         for name, need in quantile.items():
             values, outcome = cols[need.column]
@@ -255,6 +242,7 @@ def _exact(
         rows += f.conf.size
         if progress is not None:
             progress("pass 2 of 2", rows, reader.rows or 0)
+    seen.check(first, where, True, "its second pass")
     out = {}
     for name, need in quantile.items():
         values, outcome, counts = _merge(kept[name])
@@ -339,13 +327,23 @@ def logit_chunks(
             "instead of an iterator that can be read only once."
         )
 
+    first: list[Fingerprint] = []  # of the first complete pass
+
     def read() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        seen = Fingerprint()
         for f in reader.read():
             if not f.from_logits:
                 raise InputError(
                     f"{where}: temperature scaling needs logits; the file gives probabilities "
                     "or a confidence (pass logits= / --logits)."
                 )
+            seen.add(f)
+            if first:
+                seen.check(first[0], where, False, "a later pass")
             yield np.asarray(f.scores), f.y
+        if first:
+            seen.check(first[0], where, True, "a later pass")
+        else:
+            first.append(seen)
 
     return read

@@ -1,10 +1,10 @@
 """The temperature objective and its derivatives in beta = 1 / T, and the exact solver.
 
 For multiclass logits z and labels y the mean negative log-likelihood at inverse temperature
-beta is f(beta) = mean_i [logsumexp(beta z_i) - beta z_iy]. It is convex in beta (seed 002's
-optional box): f'(beta) = mean_i [E_p(z_i) - z_iy] (the expected logit minus the true one) and
-f''(beta) = mean_i Var_p(z_i) >= 0, with p = softmax(beta z_i). For binary scores s with
-labels in {0, 1}, f(beta) = mean_i softplus(-y_i s_i beta) with y_i = +-1; f' and f'' follow.
+beta is f(beta) = mean_i [logsumexp(beta z_i) - beta z_iy]. It is convex in beta:
+f'(beta) = mean_i [E_p(z_i) - z_iy] (the expected logit minus the true one) and
+f''(beta) = mean_i Var_p(z_i) >= 0, with p = softmax(beta z_i). For binary scores s with labels
+in {0, 1}, f(beta) = mean_i softplus(-y_i s_i beta) with y_i = +-1; f' and f'' follow.
 
 Every evaluation is one pass over the data (the numba kernel when installed, chunked float64
 numpy otherwise), so the fit costs a handful of passes: a safeguarded Newton iteration that keeps
@@ -40,10 +40,13 @@ def evaluate(scores: np.ndarray, labels: np.ndarray, beta: float) -> Objective:
     """f, f' and f'' at ``beta`` in one pass (numba kernel or chunked numpy reference)."""
     if _kernels.use_numba(scores.size):
         total = _kernels.temperature_sums(scores, labels, beta)
-    elif scores.ndim == 1:
-        total = _binary_sums(scores, labels, beta)
     else:
-        total = _multiclass_sums(scores, labels, beta)
+        # logits beyond SPREAD_RANGE overflow to inf or NaN here, which the solver reports
+        with np.errstate(over="ignore", invalid="ignore"):
+            if scores.ndim == 1:
+                total = _binary_sums(scores, labels, beta)
+            else:
+                total = _multiclass_sums(scores, labels, beta)
     n = scores.shape[0]
     return Objective(float(beta), float(total[0] / n), float(total[1] / n), float(total[2] / n))
 
@@ -56,8 +59,9 @@ def _multiclass_sums(z: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
         top = block.max(axis=1, keepdims=True)
         shifted = block - top  # <= 0; -inf stays -inf (a probability of exactly 0)
         finite = np.isfinite(shifted)
-        weights = np.exp(beta * shifted)
         centred = np.where(finite, shifted, 0.0)
+        # a -inf logit has weight 0 at every beta > 0, hence in the limit beta -> 0 too
+        weights = np.where(finite, np.exp(beta * centred), 0.0)
         s0 = weights.sum(axis=1)
         s1 = (weights * centred).sum(axis=1) / s0
         s2 = (weights * centred * centred).sum(axis=1) / s0
@@ -114,7 +118,8 @@ def solve(
 
     Raises :class:`InputError` when no finite positive temperature minimises the NLL: logits
     with no information (f'' = 0), data separable at every temperature (T -> 0), or logits that
-    do no better than uniform guessing (T -> infinity).
+    do no better than uniform guessing (T -> infinity); and for logits whose spread lies outside
+    :data:`SPREAD_RANGE`, saying how to rescale them.
     """
     return drive(
         newton(where=where, max_evaluations=max_evaluations, step_tol=step_tol),
@@ -127,6 +132,18 @@ def solve(
 #: whether there is one at all (f'(0) < 0), instead of bisecting towards T = infinity.
 EARLY_CHECK = 6
 
+#: Below this curvature at T = 1 (f''(1), the curvature in log beta there up to f'(1)), T = 1 is
+#: far from the scale of the logits: their softmax is saturated (logits of order 1e3 and up) or
+#: flat (logits of order 1e-3 and down). The solver then evaluates f at beta = 0, whose
+#: curvature is the logits' squared spread, and starts Newton's method at 1 / spread.
+SCALE_JUMP = 1e-6
+
+#: The spread of the logits (sqrt f''(0): the root mean square over rows of the standard
+#: deviation of a row's logits across its classes; for binary scores, half their root mean
+#: square) that the fit supports. Outside it the squares of the logits, which f'' sums, leave
+#: the range of float64.
+SPREAD_RANGE = (1e-140, 1e140)
+
 #: What the solver asks of the data: ("evaluate", beta) -> Objective, ("separable", None) -> bool.
 Request = tuple[str, float | None]
 Solver = Generator[Request, Any, Solution]
@@ -138,24 +155,35 @@ def newton(*, where: str, max_evaluations: int = 100, step_tol: float = 1e-12) -
     Each request is one pass (or one aggregation) over the data, so the same iteration runs on
     arrays in memory, on a stream of chunks read again for each step, or inside DuckDB or Spark
     (one GROUP BY per step fits every group of a monitor at once): see :func:`drive`.
+
+    The first request is beta = 1 (T = 1, whose NLL the calibrators report). When T = 1 is far
+    from the logits' own scale (:data:`SCALE_JUMP`), the second is beta = 0, which gives that
+    scale, and the iteration starts at beta = 1 / spread; every later bound is relative to it.
+    So logits of order 3e8 or 1e-100 are fitted as exactly as logits of order 1, within
+    :data:`SPREAD_RANGE`.
     """
     point = yield ("evaluate", 1.0)
-    if point.curvature <= 0.0:
-        raise InputError(
-            f"{where}: the scores carry no information (every row's logits are equal, or every "
-            "binary score is 0): the log-likelihood is the same at every temperature."
-        )
-    if point.gradient < 0:  # the optimum lies at T < 1: rule out T -> 0 first, in one pass
-        yield from _check_finite_optimum(0.0, math.inf, where, lower=False)
+    _check_range(point, where)
     evaluations = 1
     lo, hi = 0.0, math.inf  # f'(lo) < 0 < f'(hi) once both are known
-    ruled_out_infinity = False
+    scale = 1.0  # the inverse temperature at the logits' own scale
+    ruled_out_separable = ruled_out_infinity = False
+    if point.curvature < SCALE_JUMP:
+        origin = yield ("evaluate", 0.0)
+        evaluations += 1
+        scale = _scale(origin, where)
+        ruled_out_infinity = True  # _scale raised unless f'(0) < 0
+        lo, hi = _bracket(point, lo, hi)
+        start = scale if lo < scale < hi else math.sqrt(lo * hi) if lo > 0 else hi / 4.0
+        point = yield ("evaluate", start)
+        evaluations += 1
     while evaluations < max_evaluations:
         beta, g, h = point.beta, point.gradient, point.curvature
-        if g < 0:
-            lo = beta
-        elif g > 0:
-            hi = beta
+        lo, hi = _bracket(point, lo, hi)
+        if g < 0 and math.isinf(hi) and not ruled_out_separable:
+            # the optimum lies beyond every T tried so far towards 0: rule out T -> 0 first
+            yield from _check_finite_optimum(lo, hi, where, lower=False)
+            ruled_out_separable = True
         if lo == 0.0 and evaluations >= EARLY_CHECK and not ruled_out_infinity:
             # still falling towards T -> infinity after a few steps: rule that out now (one
             # pass) rather than after the bracket has been bisected down to beta = 1e-15
@@ -166,8 +194,10 @@ def newton(*, where: str, max_evaluations: int = 100, step_tol: float = 1e-12) -
         step = beta * math.exp(-beta * g / curvature_u) if curvature_u > 0 else math.nan
         done = g == 0.0 or abs(step - beta) <= step_tol * beta
         done = done or bool(math.isfinite(hi) and hi - lo <= 4 * np.finfo(float).eps * hi)
-        if done or not 1e-15 < step < 1e15:
-            yield from _check_finite_optimum(lo, hi, where)
+        if done or not 1e-15 * scale < step < 1e15 * scale:
+            yield from _check_finite_optimum(
+                lo, hi, where, lower=not ruled_out_infinity, separable=not ruled_out_separable
+            )
             if done:
                 return Solution(beta, point, evaluations, True)
         if not lo < step < hi:  # Newton left the bracket: expand it, or bisect it in log beta
@@ -175,6 +205,53 @@ def newton(*, where: str, max_evaluations: int = 100, step_tol: float = 1e-12) -
         point = yield ("evaluate", step)
         evaluations += 1
     return Solution(point.beta, point, evaluations, False)
+
+
+def _bracket(point: Objective, lo: float, hi: float) -> tuple[float, float]:
+    """The bracket [lo, hi] narrowed by the sign of f' at ``point``."""
+    if point.gradient < 0:
+        return point.beta, hi
+    if point.gradient > 0:
+        return lo, point.beta
+    return lo, hi
+
+
+def _range_error(where: str, spread: str) -> InputError:
+    low, high = SPREAD_RANGE
+    return InputError(
+        f"{where}: the logits' spread (the root mean square of each row's standard deviation "
+        f"across its classes; half the root mean square of binary scores) is {spread}, outside "
+        f"the range temperature scaling supports, {low:g} to {high:g} (beyond it their squares "
+        "leave the range of float64). Multiply the logits by a constant c (a power of 10) that "
+        "brings them into range first: the temperature of c * logits is c times theirs."
+    )
+
+
+def _check_range(point: Objective, where: str) -> None:
+    """Raise when f, f' or f'' at T = 1 overflowed (logits far above :data:`SPREAD_RANGE`)."""
+    if not all(math.isfinite(x) for x in (point.value, point.gradient, point.curvature)):
+        raise _range_error(where, f"above {SPREAD_RANGE[1]:g}")
+
+
+def _scale(origin: Objective, where: str) -> float:
+    """1 / spread of the logits from f at beta = 0, after ruling out what leaves no finite
+    temperature: no information (f' = f'' = 0: every row's logits equal) or logits that do no
+    better than uniform guessing (f'(0) >= 0, so f' > 0 at every beta > 0 by convexity)."""
+    g0, h0 = origin.gradient, origin.curvature
+    if not (math.isfinite(g0) and math.isfinite(h0)):
+        raise _range_error(where, f"above {SPREAD_RANGE[1]:g}")
+    if g0 == 0.0 and h0 == 0.0:
+        raise InputError(
+            f"{where}: the scores carry no information (every row's logits are equal, or every "
+            "binary score is 0): the log-likelihood is the same at every temperature."
+        )
+    if g0 >= 0.0:
+        raise _uniform_error(where)
+    spread = math.sqrt(h0)
+    low, high = SPREAD_RANGE
+    if not low <= spread <= high:
+        raise _range_error(where, f"{spread:.3g}" if spread > 0 else f"below {low:g}")
+    return 1.0 / spread
 
 
 def drive(
@@ -242,11 +319,15 @@ def _check_finite_optimum(
             "finite maximum-likelihood temperature. Fit on held-out data with errors in it."
         )
     if lower and lo == 0.0 and (yield ("evaluate", 0.0)).gradient >= 0.0:
-        raise InputError(
-            f"{where}: the scores do no better than uniform guessing: the NLL keeps falling "
-            "as the temperature grows without bound. Check that the labels match the columns "
-            "of the logits."
-        )
+        raise _uniform_error(where)
+
+
+def _uniform_error(where: str) -> InputError:
+    return InputError(
+        f"{where}: the scores do no better than uniform guessing: the NLL keeps falling as the "
+        "temperature grows without bound. Check that the labels match the columns of the "
+        "logits."
+    )
 
 
 def _separable(scores: np.ndarray, labels: np.ndarray) -> bool:

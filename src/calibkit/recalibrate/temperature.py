@@ -20,7 +20,7 @@ from .invariance import InvarianceReport, check_invariance
 __all__ = ["TemperatureScaling", "fit_temperature"]
 
 METHODS = ("newton", "golden")
-#: The bracket and iteration count of seed 000's golden-section search.
+#: The bracket and iteration count of the golden-section search (method="golden").
 GOLDEN_BRACKET = (0.05, 20.0)
 GOLDEN_ITERATIONS = 80
 
@@ -37,7 +37,7 @@ class TemperatureScaling(Calibrator):
     method : {"newton", "golden"}
         ``"newton"`` (default): the exact maximum-likelihood T, from a safeguarded Newton
         iteration on beta = 1/T, where the NLL is convex (a handful of passes over the data).
-        ``"golden"``: seed 000's golden-section search over T in [0.05, 20] with 80 iterations.
+        ``"golden"``: a golden-section search over T in [0.05, 20] with 80 iterations.
 
     Attributes
     ----------
@@ -57,9 +57,17 @@ class TemperatureScaling(Calibrator):
         logit scale (nothing: argmax and accuracy; for binary scores also the order, AUC and the
         decisions at 0.5). Not saved to JSON.
 
+    Notes
+    -----
+    The fit does not depend on the logits' units: logits of order 3e8 or 1e-100 are fitted as
+    exactly as logits of order 1. Their spread (the root mean square of each row's standard
+    deviation across its classes; half the root mean square of binary scores) must lie in
+    1e-140 .. 1e140, where its square is a float64; outside it :class:`InputError` says so.
+    Multiply such logits by a constant c first: the temperature of c * z is c times that of z.
+
     Examples
     --------
-    Seed 003's six examples: T = 1.22975, and the NLL falls from 0.82278 to 0.81243.
+    Six examples: T = 1.22975, and the NLL falls from 0.82278 to 0.81243.
 
     >>> import calibkit as ck
     >>> logits = [[3, 1, 0], [2.5, 1, 0], [3, 0.5, 0], [1.5, 2, 0], [0.5, 0, 1.5], [2, 2.2, 0]]
@@ -305,7 +313,7 @@ def _prepare(scores: Any, labels: Any, *, from_probs: bool, where: str):
 
 
 def _golden(z: np.ndarray, y: np.ndarray) -> tm.Solution:
-    """Seed 000's golden-section search in T over a fixed bracket (deterministic)."""
+    """A golden-section search in T over a fixed bracket (deterministic)."""
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
     a, b = GOLDEN_BRACKET
 
