@@ -44,15 +44,29 @@ def _n_threads() -> int:
 _PARTS = 8
 
 
-def _blocks(n: int, min_rows: int = _BLOCK) -> list[tuple[int, int]]:
-    """Row ranges covering 0..n: up to :data:`_PARTS`, one for small n."""
+#: Bytes of private accumulators the blocks of one call may hold together (many bins make each
+#: accumulator large: then fewer blocks, but never fewer than the threads).
+_ACCUMULATOR_BUDGET = 8 << 20
+
+
+def _blocks(n: int, min_rows: int = _BLOCK, accumulator: int = 0) -> list[tuple[int, int]]:
+    """Row ranges covering 0..n: up to :data:`_PARTS`, one for small n, fewer when each needs
+    an ``accumulator`` of that many bytes."""
     parts = max(1, min(_PARTS, n // min_rows))
+    if accumulator:
+        parts = min(parts, max(_n_threads(), _ACCUMULATOR_BUDGET // accumulator))
     return [(b * n // parts, (b + 1) * n // parts) for b in range(parts)]
 
 
-def _map(kernel: Callable[..., Any], n: int, *args: Any, min_rows: int = _BLOCK) -> list[Any]:
+def _map(
+    kernel: Callable[..., Any],
+    n: int,
+    *args: Any,
+    min_rows: int = _BLOCK,
+    accumulator: int = 0,
+) -> list[Any]:
     """``kernel(*args, lo, hi)`` for each block of rows, in parallel threads."""
-    blocks = _blocks(n, min_rows)
+    blocks = _blocks(n, min_rows, accumulator)
     if len(blocks) == 1:
         return [kernel(*args, 0, n)]
     return list(_pool().map(lambda b: kernel(*args, b[0], b[1]), blocks))
@@ -125,8 +139,16 @@ def bin_sums(conf, outcome, edges, right, uniform):
     elif outcome.dtype == np.float16:  # numba has no float16 arithmetic
         outcome = outcome.astype(np.float32)
     outcome = np.ascontiguousarray(outcome)
-    parts = _map(_accumulate, conf.shape[0], conf, outcome, edges, bool(right), bool(uniform))
-    acc = parts[0][0] if len(parts) == 1 else np.sum([a for a, _ in parts], axis=0)
+    size = 2 * (edges.shape[0] - 1) * 4 * 8
+    parts = _map(
+        _accumulate,
+        conf.shape[0],
+        *(conf, outcome, edges, bool(right), bool(uniform)),
+        accumulator=size,
+    )
+    acc = parts[0][0]
+    for more, _ in parts[1:]:
+        acc += more
     bad = sum(b for _, b in parts)
     neg, pos = acc[0::2], acc[1::2]
     count = (neg[:, 0] + pos[:, 0]).astype(np.int64)
