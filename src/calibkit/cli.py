@@ -1691,6 +1691,10 @@ def monitor(
         bool, typer.Option("--json", help="Print the monitor as JSON (only that, on stdout).")
     ] = False,
     quiet: QuietOption = False,
+    wide: Annotated[
+        bool,
+        typer.Option("--wide", help="Add each group's ECE interval and no-change band."),
+    ] = False,
 ) -> None:
     """Calibration by group (time, cohort, version), flagged against a reference."""
     import calibkit as ck
@@ -1762,9 +1766,7 @@ def monitor(
     from .report.terminal import render_monitor
 
     console = Console(highlight=False)
-    if not console.is_terminal:
-        console.width = max(console.width, 140)  # a file or a pipe gets every column whole
-    render_monitor(result, console, source=f"{file.name} (engine {engine.value})")
+    render_monitor(result, console, source=f"{file.name} (engine {engine.value})", wide=wide)
     if plot is not None:
         console.print()
         console.print(f"wrote the figure to {plot}", soft_wrap=True)

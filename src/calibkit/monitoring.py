@@ -115,29 +115,33 @@ class Monitor:
             f"{names}{more}; first at {_plain(flagged[0].group)}."
         )
 
-    def rows(self) -> list[tuple[str, ...]]:
-        """Rows of the table: group, N, ECE with interval, noise floor, T, change, flag."""
+    #: Columns of :meth:`rows` (80 columns wide) and, with ``wide``, the intervals too.
+    HEADER = ("group", "N", "acc", "conf", "ECE", "floor", "T", "change", "")
+    WIDE_HEADER = (
+        *("group", "N", "acc", "conf", "ECE", "interval", "floor", "T", "change"),
+        *("noise band", ""),
+    )
+
+    def rows(self, *, wide: bool = False) -> list[tuple[str, ...]]:
+        """Rows of the table: group, N, accuracy, mean confidence, ECE (with its interval when
+        ``wide``), noise floor, temperature, change from the reference (with its no-change band
+        when ``wide``) and the flag. ``acc`` is the observed frequency of the audited event
+        (the accuracy for top-label input, the rate of y = 1 for binary)."""
         out: list[tuple[str, ...]] = []
         for g in self.groups:
             change = "reference" if g.band is None else f"{g.band.change:+.4f}"
             band = "" if g.band is None else f"[{g.band.low:+.4f}, {g.band.high:+.4f}]"
             t = "-" if g.temperature is None else f"{g.temperature:.3f}"
-            out.append(
-                (
-                    str(_plain(g.group)),
-                    str(g.n),
-                    f"{g.ece:.4f}",
-                    f"[{g.interval.low:.4f}, {g.interval.high:.4f}]",
-                    f"{g.noise_floor.mean:.4f}",
-                    t,
-                    change,
-                    band,
-                    "MOVED" if g.moved else "",
-                )
-            )
+            observed = float(g.stats.sum_outcome.sum() / g.n)
+            head = (str(_plain(g.group)), str(g.n), f"{observed:.3f}", f"{g.mean_confidence:.3f}")
+            interval = f"[{g.interval.low:.4f}, {g.interval.high:.4f}]"
+            flag = "MOVED" if g.moved else ""
+            if wide:
+                out.append((*head, f"{g.ece:.4f}", interval, f"{g.noise_floor.mean:.4f}", t,
+                            change, band, flag))  # fmt: skip
+            else:
+                out.append((*head, f"{g.ece:.4f}", f"{g.noise_floor.mean:.4f}", t, change, flag))
         return out
-
-    HEADER = ("group", "N", "ECE", "interval", "floor", "T", "change", "noise band", "")
 
     def __str__(self) -> str:
         rows = [self.HEADER, *self.rows()]
@@ -146,14 +150,21 @@ class Monitor:
             "  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
             for r in rows
         ]
-        m = self.binning.values.size - 1
-        lines.append(
-            f"M = {m} {self.binning.strategy} bins shared by every group; interval: "
-            f"{self.groups[0].interval.level:.0%} bootstrap; floor: mean ECE of a calibrated "
-            f"forecaster with the group's confidences; noise band: {self.level:.2%} per group "
-            f"(family-wise {self.family_level:.0%})"
-        )
+        lines.append(self.note())
         return "\n".join(lines + ["", self.verdict()])
+
+    def note(self) -> str:
+        """How to read the table."""
+        m = self.binning.values.size - 1
+        return (
+            f"acc: observed frequency of the event; conf: mean confidence; M = {m} "
+            f"{self.binning.strategy} bins shared by every group; floor: mean ECE of a calibrated "
+            "forecaster with the group's confidences; change: ECE minus the reference's, flagged "
+            f"when beyond the band of a calibration that did not move ({self.level:.2%} per "
+            f"group, {self.family_level:.0%} family-wise; --wide shows the bands and the ECE "
+            f"intervals, {self.groups[0].interval.level:.0%} bootstrap); T: the group's "
+            "temperature"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

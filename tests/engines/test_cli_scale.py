@@ -153,3 +153,40 @@ def test_monitor_bad_input_is_one_line(log, extra, match):
     if "--by" in extra:
         args = ["monitor", str(path), *extra]
     assert_bad_input(runner.invoke(app, args), match)
+
+
+def test_monitor_table_reads_at_80_columns_with_accuracy_and_confidence(log):
+    path, _, y, week = log
+    narrow = CliRunner(env={"COLUMNS": "80"}).invoke(
+        app, ["monitor", str(path), "--by", "week", "--n-sims", "200"]
+    )
+    assert narrow.exit_code == 0, narrow.output
+    lines = narrow.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    header = next(line for line in lines if line.startswith("group"))
+    assert header.split() == ["group", "N", "acc", "conf", "ECE", "floor", "T", "change"]
+    first = next(line for line in lines if line.startswith("2025-06-02"))
+    # the first week's accuracy worked out here (argmax of the logged logits vs the labels)
+    _, logged, labels, _ = log
+    right = logged[week == 0].argmax(axis=1) == labels[week == 0]
+    assert first.split()[1:3] == [str(PER_WEEK), f"{right.mean():.3f}"]
+    wide = CliRunner(env={"COLUMNS": "140"}).invoke(
+        app, ["monitor", str(path), "--by", "week", "--n-sims", "200", "--wide"]
+    )
+    assert "noise band" in wide.stdout and "interval" in wide.stdout
+
+
+def test_monitor_says_when_an_option_would_be_ignored(log, tmp_path):
+    path, logged, y, week = log
+    # --time with a grouping by a column: the time column would be ignored
+    args = ["monitor", str(path), "--by", "label", "--time", "ts"]
+    assert_bad_input(runner.invoke(app, args), "--time) goes with by='day', 'week' or 'month'")
+    # a column literally named week, and --time: the week of ts is used, and the user told
+    table = pq.read_table(path).append_column("week", pa.array(week % 2))
+    both = tmp_path / "both.parquet"
+    pq.write_table(table, both)
+    with pytest.warns(ck.CalibkitWarning, match="'week' is also the name of a column"):
+        m = ck.monitor(str(both), by="week", time="ts", n_sims=200, temperature=False)
+    assert len(m.groups) == WEEKS
+    by_column = ck.monitor(str(both), by="week", n_sims=200, temperature=False)
+    assert [g.group for g in by_column.groups] == [0, 1]

@@ -4,6 +4,7 @@ statistics and correct count, and each group's temperature (all groups fitted to
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .._errors import InputError
+from .._errors import CalibkitWarning, InputError
 from ..measure.bins import (
     BinStats,
     Edges,
@@ -79,7 +80,8 @@ def _sql_groups(
         raise InputError(f"{where}: with engine={engine_name!r}, by= names a column or a period.")
     names = list(engine.types)
     q0 = engine.query()
-    if by in names:
+    check_time_option(by, names, time, where)
+    if by in names and time is None:
         expr, label = q0.dialect.quote(by), by
     elif by in PERIODS:
         column = _time_column(names, time, where)
@@ -95,7 +97,8 @@ def _sql_groups(
         )
     q = engine.query(by=expr)
     n = engine.checked_rows(q, where)
-    if by in names and engine.types.get(by) == "number":  # NaN is a value to SQL, not a null
+    # NaN is a value to SQL, not a null
+    if by in names and time is None and engine.types.get(by) == "number":
         (nan,) = engine.fetch(  # a sum, not a WHERE: Parquet statistics would prune the NaN
             f"SELECT sum(CASE WHEN isnan(CAST({expr} AS DOUBLE)) THEN 1 ELSE 0 END) "
             f"FROM {engine.relation}"
@@ -126,6 +129,25 @@ def _sql_groups(
         for g, result in engine.fit_temperatures(expr, groups, where=where).items():
             fits[g] = _fitted(result, f"{where}: group {g}")
     return GroupSums(label, groups, stats, [correct[g] for g in groups], made, fits, q.kind)
+
+
+def check_time_option(by: Any, names: list[str], time: str | None, where: str) -> None:
+    """Refuse a ``time`` that the grouping would ignore, and warn when ``by`` names both a
+    column and a period (the period of ``time`` is used: that is what passing it asks for)."""
+    if time is None or not isinstance(by, str):
+        return
+    if by not in PERIODS:
+        raise InputError(
+            f"{where}: time={time!r} (--time) goes with by='day', 'week' or 'month'; by={by!r} "
+            "groups by a column, so the time column would be ignored: leave time= out."
+        )
+    if by in names:
+        warnings.warn(
+            f"{where}: by={by!r} is also the name of a column; grouping by the {by} of "
+            f"{time!r} as time= asks (leave time= out to group by the column {by!r}).",
+            CalibkitWarning,
+            stacklevel=4,
+        )
 
 
 def _time_column(names: list[str], time: str | None, where: str) -> str:
@@ -265,7 +287,8 @@ def _read_file(
     preds = read_predictions(path, **options)
     fmt = resolve_format(path, options.get("format"))
     with open_source(path, fmt) as src:
-        if isinstance(by, str) and by in src.names:
+        check_time_option(by, list(src.names), time, where)
+        if isinstance(by, str) and by in src.names and time is None:
             keys, label = _group_column(src, by), by
         elif by in PERIODS:
             column = _time_column(src.names, time, where)

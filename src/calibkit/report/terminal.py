@@ -111,8 +111,11 @@ def _interval(low: float, high: float) -> str:
     return f"[{low:.4f}, {high:.4f}]"
 
 
-def render_monitor(monitor: Monitor, console: Console, *, source: str | None = None) -> None:
-    """A header, one row per group (moved groups in bold red), the binning note, the verdict."""
+def render_monitor(
+    monitor: Monitor, console: Console, *, source: str | None = None, wide: bool = False
+) -> None:
+    """A header, one row per group (moved groups in bold red), the note, the verdict; the
+    default table reads at 80 columns, ``wide`` adds the ECE intervals and no-change bands."""
     header = Text.assemble(("calibkit monitor", "bold"), f": {len(monitor.groups)} groups by ")
     header.append(monitor.by)
     if source:
@@ -120,19 +123,12 @@ def render_monitor(monitor: Monitor, console: Console, *, source: str | None = N
     console.print(header)
     console.print()
     out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
-    for i, name in enumerate(monitor.HEADER):
+    for i, name in enumerate(monitor.WIDE_HEADER if wide else monitor.HEADER):
         out.add_column(name, justify="left" if i == 0 else "right", no_wrap=True)
-    for group, row in zip(monitor.groups, monitor.rows(), strict=True):
+    for group, row in zip(monitor.groups, monitor.rows(wide=wide), strict=True):
         out.add_row(*row, style="bold red" if group.moved else "")
     console.print(out)
-    m = monitor.binning.values.size - 1
-    console.print(
-        f"M = {m} {monitor.binning.strategy} bins shared by every group; interval: "
-        f"{monitor.groups[0].interval.level:.0%} bootstrap of the bin sums; floor: mean ECE of "
-        "a calibrated forecaster with the group's confidences; change: ECE minus the "
-        f"reference's, against the band of a calibration that did not move ({monitor.level:.2%} "
-        f"per group, {monitor.family_level:.0%} family-wise); T: the group's temperature"
-    )
+    console.print(monitor.note())
     console.print()
     console.print(monitor.verdict())
 
