@@ -26,6 +26,7 @@ from .._errors import InputError, NotFittedError
 from .._files import write_atomic
 from .._json import jsonable, read_json_file
 from .._json import shown as _shown
+from .._validate import clip_setting
 
 __all__ = [
     "Calibrator",
@@ -336,6 +337,8 @@ class Calibrator(abc.ABC):
             raise InputError(f"{malformed}: {problem}.")
         try:
             calibrator = klass(**data["params"])
+            if "clip" in data["params"]:  # None, or strictly between 0 and 0.5
+                clip_setting(data["params"]["clip"], where="params")
             calibrator._set_state(dict(data["state"]))
         except InputError as exc:
             raise InputError(f"{malformed}: {exc}") from None
