@@ -222,6 +222,12 @@ class BinaryMapCalibrator(Calibrator, Generic[MapT]):
     def _domain(self) -> str:
         return self.domain
 
+    def _check_scores(self, scores: Any, *, where: str) -> None:
+        logs = self._domain() == "logit" or self.takes_logs
+        if logs and getattr(self, "clip", None) is None:  # refuses 0 and 1, warns of nothing
+            mode = v.choice(self.multiclass, name="multiclass", allowed=MULTICLASS, where=where)
+            self._read(scores, mode=mode, where=where, fitting=False)
+
     def _read(self, scores: Any, *, mode: str, where: str, fitting: bool) -> Inputs:
         """The scores read under this map's settings: ``clip`` where it takes logs of
         probabilities, ``check_logits`` (at fit) where it reads logits."""

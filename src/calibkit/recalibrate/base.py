@@ -258,6 +258,14 @@ class Calibrator(abc.ABC):
     def fit(self, scores: Any, labels: Any) -> Calibrator:
         """Learn the map on a calibration split; returns ``self``."""
 
+    def _check_scores(self, scores: Any, *, where: str) -> None:
+        """Raise the :class:`InputError` that ``fit`` would raise about the values of these
+        scores under the settings (probabilities of exactly 0 or 1 with ``clip=None``), with
+        the row numbers of the whole array. The ledger calls it before it splits the rows, so
+        that the message names the user's row, not a row of the calibration split. Nothing to
+        check by default."""
+        return None
+
     @abc.abstractmethod
     def predict_proba(self, scores: Any) -> np.ndarray:
         """Calibrated probabilities: (N,) P(label = 1) for binary scores, (N, C) otherwise."""

@@ -336,6 +336,9 @@ def compare_calibration(
     n_sims = v.positive_int(n_sims, name="n_sims", where=where)
     template, check = _template(calibrator, check_logits=check_logits, where=where)
     x, y = _read(scores, labels, from_logits=from_logits, where=where, name="scores", check=check)
+    check_scores = getattr(template, "_check_scores", None)
+    if check_scores is not None:  # before the split: a message names the user's own row
+        check_scores(x, where=f"{type(calibrator).__name__}.fit")
     n = int(x.shape[0])
     name = type(calibrator).__name__
     fold_parameters: tuple[dict[str, Any], ...] | None = None
@@ -363,6 +366,8 @@ def compare_calibration(
                 f"{where}: eval_scores has shape {x_eval.shape} but scores has {x.shape}; "
                 "both must have the same columns."
             )
+        if check_scores is not None:
+            check_scores(x_eval, where=f"{type(calibrator).__name__}.predict_proba")
         fitted = _clone(template).fit(x, y)
         after = _predict(fitted, x_eval, where=where)
         n_fit, n_eval = n, int(x_eval.shape[0])

@@ -187,6 +187,10 @@ class _LinearSoftmax(Calibrator):
             out[start : start + rows] = u
         return out
 
+    def _check_scores(self, scores: Any, *, where: str) -> None:
+        if self.from_probs is True and self.clip is None:  # refuses 0, warns of nothing
+            self._logits(scores, where=where)
+
     def _logits(self, scores: Any, *, where: str) -> np.ndarray:
         if not isinstance(self.from_probs, (bool, np.bool_)):
             raise InputError(f"{where}: from_probs must be True or False, got {self.from_probs!r}.")

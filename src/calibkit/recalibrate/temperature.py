@@ -196,6 +196,10 @@ class TemperatureScaling(Calibrator):
             )
         return self
 
+    def _check_scores(self, scores: Any, *, where: str) -> None:
+        if self.from_probs is True and self.clip is None:  # refuses 0 and 1, warns of nothing
+            _logits(scores, settings=self, where=where)
+
     def _check_invariance(self, z: np.ndarray, y: np.ndarray) -> InvarianceReport:
         """What the fitted map changed on the calibration data (nothing, for T > 0: the order of
         every row's logits, hence argmax and accuracy, and for binary scores the order of the
