@@ -500,7 +500,7 @@ def test_forest_probabilities_need_clip_and_apply_clips_alike(tmp_path):
         result,
         f"the log is infinite for a probability of exactly 0; {np.count_nonzero(probs == 0)} "
         f"values of probs are, first at row {zero[0]}, column {zero[1]}: 0.0. Pass clip=1e-7 "
-        "(or another small eps; --clip on the command line)",
+        "(or another small eps; calibkit fit --clip 1e-7)",
     )
     assert "inf" not in result.stderr.replace("infinite", "")
     assert_bad_input(

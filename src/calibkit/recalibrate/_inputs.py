@@ -59,7 +59,7 @@ def away_from_0_and_1(
     >>> away_from_0_and_1(p, clip=None, where="fit", name="probs", takes="the log-odds")
     Traceback (most recent call last):
     ...
-    calibkit._errors.InputError: fit: the log-odds is infinite for a probability of exactly 0 or 1; 1 value of probs is, at index 1: 1.0. Pass clip=1e-7 (or another small eps; --clip on the command line) to move every probability into [eps, 1 - eps] first (a warning counts the rows moved), or pass the model's logits with from_probs=False if it has them.
+    calibkit._errors.InputError: fit: the log-odds is infinite for a probability of exactly 0 or 1; 1 value of probs is, at index 1: 1.0. Pass clip=1e-7 (or another small eps; calibkit fit --clip 1e-7) to move every probability into [eps, 1 - eps] first (a warning counts the rows moved), or pass the model's logits with from_probs=False if it has them.
     """  # noqa: E501
     if infinite is None:
         exact = np.zeros(p.shape, dtype=bool)
@@ -76,8 +76,8 @@ def away_from_0_and_1(
             raise InputError(
                 f"{where}: {takes} is infinite {when}; "
                 f"{count} {values} {name} {verb} {_at(index, columns)}: {p[index]}. Pass "
-                "clip=1e-7 (or another small eps; --clip on the command line) to move every "
-                f"probability into [eps, 1 - eps] first (a warning counts the rows moved), or "
+                "clip=1e-7 (or another small eps; calibkit fit --clip 1e-7) to move every "
+                "probability into [eps, 1 - eps] first (a warning counts the rows moved), or "
                 f"pass {instead} if it has them."
             )
         return p
