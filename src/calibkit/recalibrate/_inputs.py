@@ -125,12 +125,15 @@ EXTREME_SHARE = 0.10
 EXTREME_RATIO = 1e3
 #: Or: the 1% of rows with the largest NLL at T = 1 carry more than this share of the total.
 DOMINANT_SHARE = 0.90
+#: Both signs are read on at most about this many rows (every k-th row of a larger array): a
+#: share or a percentile needs no more, and the check stays a small part of the fit.
+SAMPLE_ROWS = 1 << 18
 
 
 def warn_extreme_logits(z: np.ndarray, y: np.ndarray, *, where: str) -> bool:
     """Warn (:class:`~calibkit.CalibkitWarning`) when logits are too extreme for a map that
-    scales them (temperature, Platt, vector or matrix scaling) to be fitted sensibly; returns
-    whether it warned.
+    scales them (temperature, vector or matrix scaling) to be fitted sensibly; returns whether
+    it warned.
 
     Two signs, either enough: (1) at least 10% of the rows have logits more than 1e3 apart
     (largest minus smallest; |s| for binary scores) *and* the rows' spreads differ by more than
@@ -138,8 +141,11 @@ def warn_extreme_logits(z: np.ndarray, y: np.ndarray, *, where: str) -> bool:
     naive Bayes do; (2) the 1% of rows with the largest log-loss at T = 1 carry more than 90%
     of the total, so a handful of rows decide the fit. Logits that are all large by a common
     factor (3e8 times a softmax model's) show neither: their temperature absorbs the factor.
+    Beyond :data:`SAMPLE_ROWS` rows both are read on one row in k (every k-th row).
     """
-    spread, loss = _spread_and_loss(z, y)
+    step = max(1, z.shape[0] // SAMPLE_ROWS)
+    spread, loss = _spread_and_loss(z[::step], y[::step])
+    sampled = f" (read on one row in {step})" if step > 1 else ""
     reasons = []
     wide = spread > EXTREME_SPREAD
     positive = spread[spread > 0]
@@ -154,18 +160,19 @@ def warn_extreme_logits(z: np.ndarray, y: np.ndarray, *, where: str) -> bool:
                 "few dozen apart"
             )
     total = float(loss.sum())
-    k = max(1, y.size // 100)
+    k = max(1, loss.size // 100)
     worst = np.partition(loss, loss.size - k)[-k:]
-    if total > 0 and y.size >= 100 and worst.sum() > DOMINANT_SHARE * total:
+    if total > 0 and loss.size >= 100 and worst.sum() > DOMINANT_SHARE * total:
         reasons.append(
             f"the {k} {'row' if k == 1 else 'rows'} with the largest log-loss at T = 1 (1% of "
-            f"{y.size}) carry {worst.sum() / total:.0%} of it, so a handful of rows decide the "
-            "fit"
+            f"{loss.size}) carry {worst.sum() / total:.0%} of it, so a handful of rows decide "
+            "the fit"
         )
     if not reasons:
         return False
     warnings.warn(
-        f"{where}: these logits are extreme: {'; and '.join(reasons)}. They are not the logits "
+        f"{where}: these logits are extreme{sampled}: {'; and '.join(reasons)}. They are not "
+        "the logits "
         "of a softmax model (log-probabilities of naive Bayes look like this), and a map that "
         "scales them is fitted to the extreme rows: it can make most rows' probabilities worse "
         "(judge it on held-out rows, e.g. with compare_calibration). Try bounding them first "
