@@ -166,7 +166,9 @@ class TemperatureScaling(Calibrator):
         path or glob) or ``"spark"`` (a DataFrame); ``columns`` names the logit and label
         columns (:func:`calibkit.io.read_predictions`'s options). The Newton iteration of
         :meth:`fit`, with one pass or one aggregation per step; the invariance check is left out
-        (it needs the rows: temperature scaling keeps every argmax by construction).
+        (it needs the rows: temperature scaling keeps every argmax by construction), and so are
+        ``check_logits`` and the extreme-logit warning (they read the rows too): judge the map
+        on held-out rows.
         """
         from ..engines.temperature import fit_temperature_with_engine
 
