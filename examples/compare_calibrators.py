@@ -28,7 +28,9 @@ METHODS = [
     ("isotonic (one-vs-rest)", "isotonic", {}, "probs"),
     ("isotonic (top-label)", "isotonic", {"multiclass": "top-label"}, "probs"),
     ("histogram, 15 bins (top-label)", "histogram", {"multiclass": "top-label"}, "probs"),
-    ("beta (one-vs-rest)", "beta", {}, "probs"),
+    # a softmax in float64 rounds the most confident rows to exactly 1: beta calibration takes
+    # log(1 - p), so it is told to clip (at float64's epsilon, as the authors' betacal does)
+    ("beta (one-vs-rest)", "beta", {"clip": float(np.finfo(np.float64).eps)}, "probs"),
     ("vector scaling", "vector", {}, "logits"),
     ("matrix scaling, ODIR 10", "matrix", {"off_diagonal": 10.0, "intercept": 10.0}, "logits"),
 ]

@@ -402,3 +402,160 @@ def test_unknown_names_and_missing_modules_are_not_available(monkeypatch):
     with pytest.raises(ck.InputError, match="calibkit.recalibrate.temperature has no GhostScaling"):
         make_calibrator("ghost")
     assert "madeup" not in available_methods() and "ghost" not in available_methods()
+
+
+# ----------------------------------------------------------------------------- wrong scores (issue 13)
+
+
+def _digits(tmp_path: Path, model: str) -> tuple[Path, np.ndarray, np.ndarray]:
+    """A scikit-learn model's held-out output on load_digits (fixed split) as a CSV: logistic
+    regression probabilities named proba_*, or Gaussian naive Bayes log-probabilities named
+    logit_*."""
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.naive_bayes import GaussianNB
+
+    x, y = load_digits(return_X_y=True)
+    x_fit, x_cal, y_fit, y_cal = train_test_split(x, y, test_size=0.5, random_state=0, stratify=y)
+    if model == "lr":
+        scores = LogisticRegression(max_iter=5000).fit(x_fit, y_fit).predict_proba(x_cal)
+        prefix = "proba"
+    else:
+        scores = GaussianNB().fit(x_fit, y_fit).predict_log_proba(x_cal)
+        prefix = "logit"
+    columns = {f"{prefix}_{k}": scores[:, k] for k in range(10)}
+    return write_csv(tmp_path / f"{model}.csv", {**columns, "label": y_cal}), scores, y_cal
+
+
+def _forest(tmp_path: Path) -> tuple[Path, np.ndarray, np.ndarray]:
+    """Random-forest probabilities on load_breast_cancer (half of them exactly 0 or 1)."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import train_test_split
+
+    x, y = load_breast_cancer(return_X_y=True)
+    x_fit, x_cal, y_fit, y_cal = train_test_split(x, y, test_size=0.5, random_state=0, stratify=y)
+    p = RandomForestClassifier(n_estimators=50, random_state=0).fit(x_fit, y_fit)
+    probs = p.predict_proba(x_cal)
+    path = write_csv(
+        tmp_path / "rf.csv", {"prob_0": probs[:, 0], "prob_1": probs[:, 1], "label": y_cal}
+    )
+    return path, probs, y_cal
+
+
+def test_fit_refuses_probability_columns_named_as_logits(tmp_path):
+    data, probs, y = _digits(tmp_path, "lr")
+    out = tmp_path / "c.json"
+    args = ("fit", data, "--logits", "proba_*", "--method", "temperature", "--out", out, *FAST)
+    assert_bad_input(
+        invoke(*args),
+        "every row of scores (read as logits) lies in [0, 1] and sums to 1: these look like "
+        "probabilities. Pass them as probabilities (from_probs=True, or from_logits=False where "
+        "the function has it; --probs on the command line)",
+    )
+    assert not out.exists()
+    # --probs reads them as what they are; --no-check-logits insists on the old reading
+    assert (
+        invoke(
+            "fit", data, "--probs", "proba_*", "--method", "temperature", "--out", out, *FAST
+        ).exit_code
+        == 0
+    )
+    assert load_calibrator(out).from_probs is True
+    result = invoke(*args, "--no-check-logits")
+    assert result.exit_code == 0, result.output
+    saved = load_calibrator(out)
+    assert saved.check_logits is False
+    cal, _ = ck.stratified_split(y, calibration_fraction=0.5, seed=0)
+    expected = ck.TemperatureScaling(check_logits=False).fit(probs[cal], y[cal]).temperature_
+    assert saved.temperature_ == expected
+
+
+def test_fit_on_naive_bayes_log_probabilities_warns_and_says_worse(tmp_path):
+    data, _, _ = _digits(tmp_path, "nb")
+    out = tmp_path / "c.json"
+    result = invoke("fit", data, "--method", "temperature", "--out", out, *FAST)
+    assert result.exit_code == 0, result.output
+    warned = result.stderr.splitlines()
+    assert any("TemperatureScaling.fit: these logits are extreme" in line for line in warned)
+    assert any("made the held-out numbers worse beyond noise: ECE" in line for line in warned)
+    assert "WORSE beyond noise on the held-out rows: ECE" in " ".join(result.stdout.split())
+    quiet = invoke("fit", data, "--method", "temperature", "--out", out, "--quiet", *FAST)
+    assert ", WORSE beyond noise in ECE; wrote" in quiet.stdout
+    got = json.loads(
+        invoke("fit", data, "--method", "temperature", "--out", out, "--json", *FAST).stdout
+    )
+    assert [w["instrument"] for w in got["worse"]] == ["ECE"]
+    assert got["worse"][0]["after"] - got["worse"][0]["before"] > got["noise_floor"]["after"]["p95"]
+
+
+def test_forest_probabilities_need_clip_and_apply_clips_alike(tmp_path):
+    data, probs, y = _forest(tmp_path)
+    out = tmp_path / "c.json"
+    zero = tuple(int(i) for i in np.argwhere(probs == 0)[0])
+    result = invoke("fit", data, "--method", "temperature", "--out", out, *FAST)
+    # the user's own value and cell, not the -inf of calibkit's log
+    assert_bad_input(
+        result,
+        f"the log is infinite for a probability of exactly 0; {np.count_nonzero(probs == 0)} "
+        f"values of probs are, first at row {zero[0]}, column {zero[1]}: 0.0. Pass clip=1e-7 "
+        "(or another small eps; calibkit fit --clip 1e-7)",
+    )
+    assert "inf" not in result.stderr.replace("infinite", "")
+    assert_bad_input(
+        invoke("fit", data, "--method", "platt", "--out", out, *FAST),
+        "the log-odds is infinite for a probability of exactly 0 or 1",
+    )
+    result = invoke("fit", data, "--method", "platt", "--out", out, "--clip", "1e-7", *FAST)
+    assert result.exit_code == 0, result.output
+    cal, _ = ck.stratified_split(y, calibration_fraction=0.5, seed=0)
+    rows = int(np.count_nonzero(((probs[cal] < 1e-7) | (probs[cal] > 1 - 1e-7)).any(axis=1)))
+    assert f"PlattScaling.fit: clip=1e-07 moved {rows} rows of {cal.size}" in result.stderr
+    assert json.loads(out.read_text())["params"]["clip"] == 1e-7
+
+    applied = tmp_path / "p.parquet"
+    result = invoke("apply", out, data, "--out", applied)
+    assert result.exit_code == 0, result.output
+    every = int(np.count_nonzero(((probs < 1e-7) | (probs > 1 - 1e-7)).any(axis=1)))
+    assert f"PlattScaling.predict_proba: clip=1e-07 moved {every} rows of {y.size}" in result.stderr
+    table = pq.read_table(applied)
+    got = np.column_stack([table.column(f"prob_{k}").to_numpy() for k in range(2)])
+    reference = ck.PlattScaling(from_probs=True).fit(np.clip(probs[cal], 1e-7, 1 - 1e-7), y[cal])
+    np.testing.assert_allclose(
+        got, reference.predict_proba(np.clip(probs, 1e-7, 1 - 1e-7)), rtol=1e-12
+    )
+
+
+def test_clip_where_there_is_nothing_to_clip_is_refused(tmp_path, fitted):
+    logits, _ = fitted
+    data, _, _ = _forest(tmp_path)
+    out = tmp_path / "c.json"
+    assert_bad_input(
+        invoke("fit", data, "--method", "isotonic", "--out", out, "--clip", "1e-7"),
+        "isotonic uses probabilities as they are (0 and 1 included) and needs none",
+    )
+    assert_bad_input(
+        invoke("fit", logits, "--method", "temperature", "--out", out, "--clip", "1e-7"),
+        "gives logits, which need none",
+    )
+    assert_bad_input(
+        invoke("fit", data, "--method", "beta", "--out", out, "--clip", "0.5"),
+        "clip must be None (refuse probabilities of exactly 0 or 1) or a number strictly between 0 and 0.5",
+    )
+    assert_bad_input(
+        invoke(
+            "fit",
+            logits,
+            "--method",
+            "temperature",
+            "--out",
+            out,
+            "--clip",
+            "1e-7",
+            "--engine",
+            "duckdb",
+        ),
+        "leave out --clip",
+    )
+    assert not out.exists()

@@ -519,6 +519,78 @@ def scores(x: Any, *, where: str, name: str = "logits", ndim: int | tuple[int, .
     return arr
 
 
+#: How to say "these are probabilities" to a function that reads logits, and how to insist.
+AS_PROBABILITIES = (
+    "Pass them as probabilities (from_probs=True, or from_logits=False where the function has "
+    "it; --probs on the command line), or pass their logs as logits ({logs})."
+)
+INSIST_LOGITS = (
+    "If they really are logits (or scores on a scale that happens to lie in [0, 1]), pass "
+    "check_logits=False (--no-check-logits on the command line)."
+)
+
+
+def logits_not_probabilities(
+    arr: np.ndarray, *, where: str, name: str = "logits", check: Any = True, fix: str = ""
+) -> None:
+    """Refuse "logits" that look like probabilities: (N, C) scores whose every entry lies in
+    [0, 1] and whose every row sums to 1 (within :data:`ROW_SUM_ATOL`), or 1-D scores all in
+    [0, 1] (not all equal). Real logits of a softmax model almost never look like that, nor
+    do a binary model's scores (half of them are usually negative); probabilities read as
+    logits give a wrong map without a word. ``check=False`` is the caller's way to insist.
+    ``arr`` has passed :func:`scores`; ``fix`` replaces the default advice (pass them as
+    probabilities, or their logs as logits).
+
+    Examples
+    --------
+    >>> from calibkit import _validate as v
+    >>> v.logits_not_probabilities(np.array([[0.9, 0.1], [0.3, 0.7]]), where="fit")
+    Traceback (most recent call last):
+    ...
+    calibkit._errors.InputError: fit: every row of the logits lies in [0, 1] and sums to 1: these look like probabilities. Pass them as probabilities (from_probs=True, or from_logits=False where the function has it; --probs on the command line), or pass their logs as logits (np.log(p)). If they really are logits (or scores on a scale that happens to lie in [0, 1]), pass check_logits=False (--no-check-logits on the command line).
+    >>> v.logits_not_probabilities(np.array([0.2, 0.9]), where="fit", check=False)
+    """  # noqa: E501
+    if not isinstance(check, (bool, np.bool_)):
+        raise InputError(f"{where}: check_logits must be True or False, got {check!r}.")
+    if not check:
+        return
+    lo, hi = arr.min(), arr.max()
+    if lo < 0.0 or hi > 1.0:
+        return
+    of = "the logits" if name == "logits" else f"{name} (read as logits)"
+    if arr.ndim == 2:
+        sums = arr.sum(axis=1, dtype=np.float64)
+        if np.any(np.abs(sums - 1.0) > ROW_SUM_ATOL):
+            return
+        seen = f"every row of {of} lies in [0, 1] and sums to 1"
+        logs = "np.log(p)"
+    else:
+        if lo == hi:  # constant scores carry no information; the fit says so itself
+            return
+        seen = (
+            f"every value of {of} lies in [0, 1] (from {float(lo):g} to {float(hi):g}; a "
+            "binary model's logits are negative for every row it predicts as class 0)"
+        )
+        logs = "the log-odds np.log(p / (1 - p))"
+    advice = fix or AS_PROBABILITIES.format(logs=logs)
+    raise InputError(f"{where}: {seen}: these look like probabilities. {advice} {INSIST_LOGITS}")
+
+
+def clip_setting(value: Any, *, where: str) -> float | None:
+    """The ``clip=`` setting of a map that takes logs of probabilities: None (probabilities of
+    exactly 0 or 1 are refused) or a number eps with 0 < eps < 0.5 (probabilities are moved
+    into [eps, 1 - eps] first, with a warning)."""
+    if value is None:
+        return None
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not ok or not 0.0 < float(value) < 0.5:
+        raise InputError(
+            f"{where}: clip must be None (refuse probabilities of exactly 0 or 1) or a number "
+            f"strictly between 0 and 0.5 such as 1e-7, got {value!r}."
+        )
+    return float(value)
+
+
 def counts(successes: Any, trials: Any, *, where: str) -> tuple[np.ndarray, np.ndarray]:
     """Success and trial counts (scalars or 1-D arrays of equal length), 0 <= k <= n."""
     k = float_array(

@@ -538,7 +538,9 @@ _TABLE_OUTPUTS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
     "The saved map is the one the ledger judges: fitted on the calibration split only (with "
     "--folds, on all rows, and the ledger holds out-of-fold estimates). Logit columns are fed "
     "to the map as logits, probability columns as probabilities (from_probs=True where the "
-    "method has that setting)."
+    "method has that setting). Logit columns that look like probabilities are refused "
+    "(--no-check-logits insists); probabilities of exactly 0 or 1 are refused by the maps that "
+    "take their logs unless --clip is given."
 )
 def fit(
     file: Annotated[
@@ -606,6 +608,27 @@ def fit(
     ] = False,
     quiet: QuietOption = False,
     html: HtmlOption = None,
+    clip: Annotated[
+        float | None,
+        typer.Option(
+            metavar="EPS",
+            help="Move probabilities into [EPS, 1 - EPS] before the map takes their logs "
+            "(temperature, platt, beta, vector, matrix), with a warning counting the rows; "
+            "without it, probabilities of exactly 0 or 1 are refused. Saved with the map, so "
+            "calibkit apply clips alike.",
+            show_default=False,
+            rich_help_panel=_FIT,
+        ),
+    ] = None,
+    check_logits: Annotated[
+        bool,
+        typer.Option(
+            "--check-logits/--no-check-logits",
+            help="Refuse logit columns that look like probabilities (rows in [0, 1] summing to "
+            "1, or one column all in [0, 1]); --no-check-logits insists they are logits.",
+            rich_help_panel=_FIT,
+        ),
+    ] = True,
     engine: EngineOption = Engine.memory,
     spark_master: SparkMasterOption = "local[*]",
 ) -> None:
@@ -640,6 +663,7 @@ def fit(
                 ("--folds", folds),
                 ("--calibration-fraction", calibration_fraction),
                 ("--html", html),
+                ("--clip", clip),
             )
             if value is not None
         ]
@@ -664,8 +688,14 @@ def fit(
             calibrator = make_calibrator(method)
             preds = _read_labelled(file, fmt, label, probs, logits, confidence, correct, prediction)
             from_logits = preds.kind == "logits"
-            if not from_logits and "from_probs" in calibrator.get_params():
+            params = calibrator.get_params()
+            if not from_logits and "from_probs" in params:
                 calibrator.set_params(from_probs=True)
+            if clip is not None:
+                _check_clip(method, params, preds.kind, preds.describe())
+                calibrator.set_params(clip=clip)
+            if not check_logits and "check_logits" in params:
+                calibrator.set_params(check_logits=False)
             _check_scale(calibrator, preds.kind, preds.describe(), command="fit")
             ledger = compare_calibration(
                 calibrator,
@@ -677,6 +707,7 @@ def fit(
                 folds=folds,
                 n_bins=bins,
                 n_sims=n_sims,
+                check_logits=check_logits,
             )
             save_calibrator(ledger.calibrator, out)
             if write_report is not None:
@@ -785,7 +816,8 @@ def _held_out_audits(ledger, preds, *, bins: int, n_sims: int):
 
 
 def _ledger_verdict(ledger, out: Path) -> str:
-    """One line: the map, what it did to ECE and NLL on the held-out rows, where it went."""
+    """One line: the map, what it did to ECE and NLL on the held-out rows (and whether that was
+    worse beyond noise), where it went."""
     before, after = ledger.before, ledger.after
 
     def change(name: str) -> str:
@@ -793,9 +825,11 @@ def _ledger_verdict(ledger, out: Path) -> str:
         return f"{name} {_num(b)} -> {_num(a)}"
 
     floor = ledger.noise_floor_after.mean
+    worse = " and ".join(w.instrument for w in ledger.worse)
     return (
         f"{ledger.describe()}: {change('ECE')} (floor {floor:.4f}), {change('NLL')} on "
-        f"{ledger.n_eval} held-out rows; wrote {out}."
+        f"{ledger.n_eval} held-out rows{f', WORSE beyond noise in {worse}' if worse else ''}; "
+        f"wrote {out}."
     )
 
 
@@ -996,6 +1030,22 @@ def _read_scores(
     return kind, scores, labels, source
 
 
+def _check_clip(method: str, params: dict[str, Any], kind: str, source: str) -> None:
+    """--clip goes to a map that takes logs of probabilities, and with probability columns."""
+    if "clip" not in params:
+        raise InputError(
+            f"fit: --clip moves probabilities away from 0 and 1 before a map takes their logs; "
+            f"{method} uses probabilities as they are (0 and 1 included) and needs none. Leave "
+            "out --clip."
+        )
+    if kind == "logits":
+        raise InputError(
+            f"fit: --clip moves probabilities away from 0 and 1 before a map takes their logs, "
+            f"but {source} gives logits, which need none. Leave out --clip, or pass probability "
+            "columns with --probs."
+        )
+
+
 def _check_scale(calibrator: object, kind: str, source: str, *, command: str) -> None:
     """Logits go to a map that reads logits, probabilities to one that reads probabilities."""
     params = calibrator.get_params()  # type: ignore[attr-defined]
@@ -1063,7 +1113,7 @@ def _render_ledger(ledger, console, *, source: str, out: Path) -> None:
     console.print(table)
     console.print()
     for line in ledger.notes():
-        console.print(line)
+        console.print(Text(line, style="bold red") if line.startswith("WORSE") else line)
     console.print()
     console.print(f"wrote {out}: {ledger.calibrator_name} fitted on {ledger.fitted_on}.")
 

@@ -91,7 +91,7 @@ MALFORMED = [
     ("temperature", ("params", "from_probs"), "false", 'params.from_probs must be true or false, got "false"'),
     ("temperature", ("params", "from_probs"), 0, "params.from_probs must be true or false, got 0"),
     ("temperature", ("params", "method"), "fast", "params.method must be one of 'newton', 'golden', got \"fast\""),
-    ("temperature", ("params", "speed"), 1, "params has unknown field(s) speed (known: from_probs, method)"),
+    ("temperature", ("params", "speed"), 1, "params has unknown field(s) speed (known: from_probs, method, clip, check_logits)"),
     ("temperature", ("params", "method"), ..., "params is missing method"),
     ("temperature", ("state", "n_classes"), 1, "state.n_classes must be at least 2, got 1"),
     ("temperature", ("state", "n_classes"), 2.5, "state.n_classes must be an integer, got 2.5"),

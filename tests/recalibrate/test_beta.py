@@ -119,9 +119,12 @@ def test_monotone(parameters, seed):
 def test_exact_zeros_and_ones_are_clipped_with_a_count():
     p, y = sample(2.0, 0.7, -0.4, n=500, seed=6)
     p[:3] = [0.0, 1.0, 1e-300]
-    with pytest.warns(ck.CalibkitWarning, match=r"3 probabilities of 0 or 1 \(within 2.22e-16\)"):
-        beta = BetaCalibration().fit(p, y)
-    with pytest.warns(ck.CalibkitWarning, match="1 probability of 0 or 1"):
+    # clip=EPS is the authors' betacal clip: 0, 1 and 1e-300 lie outside [EPS, 1 - EPS]
+    with pytest.warns(ck.CalibkitWarning, match=r"clip=2.22045e-16 moved 3 rows of 500"):
+        beta = BetaCalibration(clip=EPS).fit(p, y)
+    with pytest.warns(
+        ck.CalibkitWarning, match=r"moved 1 row of 2 \(1 probs value, first at index 0: 0.0\)"
+    ):
         out = beta.predict_proba([0.0, 0.5])
     assert out[0] == beta.predict_proba([EPS])[0]  # the value at the clip, finite
     assert 0 <= out[0] < out[1] <= 1

@@ -274,7 +274,12 @@ def test_sklearn_clone():
     cal = MatrixScaling(l2=0.5, off_diagonal=0.25, intercept=0.125, from_probs=True)
     copy = clone(cal)
     assert copy is not cal and copy.get_params() == cal.get_params() and not copy.is_fitted
-    assert clone(VectorScaling(l2=2.0)).get_params() == {"l2": 2.0, "from_probs": False}
+    assert clone(VectorScaling(l2=2.0)).get_params() == {
+        "l2": 2.0,
+        "from_probs": False,
+        "clip": None,
+        "check_logits": True,
+    }
 
 
 @pytest.mark.parametrize("cls", [VectorScaling, MatrixScaling])
@@ -295,7 +300,7 @@ def test_from_probs_takes_logs_and_rejects_exact_zeros():
     bad[5] = [0.0, 0.5, 0.5]
     with pytest.raises(
         ck.InputError,
-        match=r"MatrixScaling.fit: 1 probability is exactly 0 \(first at row 5, column 0\); its log is -inf",
+        match=r"MatrixScaling.fit: the log is infinite for a probability of exactly 0; 1 value of probs is, at row 5, column 0: 0.0\. Pass clip=1e-7",
     ):
         MatrixScaling(from_probs=True).fit(bad, y)
     with pytest.raises(ck.InputError, match="exactly 0"):

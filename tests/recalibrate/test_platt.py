@@ -49,8 +49,8 @@ def four_classes():
 
 def test_two_score_values_reproduce_their_frequencies():
     # at s = 0, 1 event in 4; at s = 1, 3 in 4: sigmoid(b) = 1/4, sigmoid(a + b) = 3/4
-    s = [0, 0, 0, 0, 1, 1, 1, 1]
-    platt = PlattScaling(smooth_targets=False).fit(s, [0, 0, 0, 1, 0, 1, 1, 1])
+    s = [0, 0, 0, 0, 1, 1, 1, 1]  # scores, not probabilities: check_logits=False insists
+    platt = PlattScaling(smooth_targets=False, check_logits=False).fit(s, [0, 0, 0, 1, 0, 1, 1, 1])
     assert platt.a_[0] == pytest.approx(2 * math.log(3), abs=1e-12)
     assert platt.b_[0] == pytest.approx(-math.log(3), abs=1e-12)
     assert platt.converged_ and platt.n_iter_[0] < 20
@@ -134,7 +134,7 @@ def test_separable_scores_without_smoothing_say_so():
 
 def test_one_outcome_only_is_rejected():
     with pytest.raises(ck.InputError, match="every label is 1; a calibration split needs both"):
-        PlattScaling().fit([0.1, 0.2, 0.3], [1, 1, 1])
+        PlattScaling(check_logits=False).fit([0.1, 0.2, 0.3], [1, 1, 1])
 
 
 def test_absent_class_in_one_vs_rest_warns():
@@ -158,7 +158,8 @@ def test_from_probs_uses_the_logit():
     )
     with pytest.raises(
         ck.InputError,
-        match=r"infinite for exactly 0 or 1; 2 values are, first at index 1: 0.0\. Pass the",
+        match=r"the log-odds is infinite for a probability of exactly 0 or 1; 2 values of probs "
+        r"are, first at index 1: 0.0\. Pass clip=1e-7",
     ):
         PlattScaling(from_probs=True).fit([0.3, 0.0, 1.0, 0.6], [0, 0, 1, 1])
 
@@ -268,5 +269,9 @@ def test_changing_multiclass_after_fit_asks_for_a_refit():
 
 def test_from_probs_top_label_rejects_a_certain_top_class():
     probs = np.array([[0.7, 0.2, 0.1], [1.0, 0.0, 0.0], [0.2, 0.5, 0.3]])
-    with pytest.raises(ck.InputError, match="infinite when it is exactly 1; 1 row is, first row 1"):
+    with pytest.raises(
+        ck.InputError,
+        match=r"infinite when it is 1 \(every other class exactly 0\); 1 value of probs is, at "
+        r"row 1, column 0: 1.0\. Pass clip=1e-7",
+    ):
         PlattScaling(multiclass="top-label", from_probs=True).fit(probs, [0, 0, 1])

@@ -256,7 +256,12 @@ def test_sklearn_clone_and_params():
 
     ts = ck.TemperatureScaling(method="golden").fit(SIX_LOGITS, SIX_LABELS)
     copy = clone(ts)
-    assert copy.get_params() == {"from_probs": False, "method": "golden"}
+    assert copy.get_params() == {
+        "from_probs": False,
+        "method": "golden",
+        "clip": None,
+        "check_logits": True,
+    }
     assert not copy.is_fitted
     with pytest.raises(ck.InputError, match="unknown parameter"):
         copy.set_params(speed=2)

@@ -226,6 +226,7 @@ def policy_table(
     test_probs: Any = None,
     test_labels: Any = None,
     from_logits: bool = False,
+    check_logits: bool = True,
 ) -> PolicyTable:
     """Choose thresholds on validation, report each policy's cost, coverage and risk on test.
 
@@ -255,6 +256,10 @@ def policy_table(
         (p >= 0.5) == y; top-label for (N, C)). A 1-D P(y = 1) passed as a confidence warns
         when at least 10% of it lies below 0.05. For a threshold on P(y = 1) itself from the
         costs of a false positive and a false negative, see :func:`binary_policy_table`.
+    check_logits : bool
+        With ``from_logits=True``, ``val_probs`` and ``test_probs`` that look like probabilities
+        ((N, C) rows in [0, 1] summing to 1, or 1-D values all in [0, 1]) are refused: read as
+        logits they give a table of nonsense. ``False`` insists that they are logits.
 
     Examples
     --------
@@ -268,6 +273,13 @@ def policy_table(
     """
     where = "policy_table"
     l_wrong, l_defer = costs(l_wrong, l_defer, where=where)
+    if from_logits is True:
+        for split, name, given in (
+            ("validation", "val_probs", val_probs),
+            ("test", "test_probs", test_probs),
+        ):
+            if given is not None:
+                _not_probabilities(given, where=f"{where} ({split})", name=name, check=check_logits)
     val = decision_inputs(
         val_conf,
         val_outcome,
@@ -377,6 +389,7 @@ def decision_report(
     *,
     l_wrong: float,
     l_defer: float,
+    check_logits: bool = True,
 ) -> PolicyTable:
     """Seed 002's policy table of a model from its logits: temperature scaling fitted on
     validation, every threshold chosen on validation, everything reported on test.
@@ -384,6 +397,11 @@ def decision_report(
     Logits (N, C) are read top-label (softmax); 1-D binary scores act on the predicted class
     (see :func:`act_forecast`). The row ``chow_calibrated`` is Chow's rule on the confidences
     after temperature scaling; ``table.temperature`` is the fitted T.
+
+    Logits that look like probabilities ((N, C) rows in [0, 1] summing to 1, or 1-D values all
+    in [0, 1], such as calibrated P(y = 1)) are refused: read as logits they would give a
+    table of nonsense. For probabilities use :func:`policy_table` (``val_probs=``, ...);
+    ``check_logits=False`` insists that they are logits.
 
     Examples
     --------
@@ -399,7 +417,9 @@ def decision_report(
 
     where = "decision_report"
     l_wrong, l_defer = costs(l_wrong, l_defer, where=where)
-    ts = TemperatureScaling().fit(val_logits, val_labels)
+    for name, given in (("val_logits", val_logits), ("test_logits", test_logits)):
+        _not_probabilities(given, where=where, name=name, check=check_logits, fix=_REPORT_FIX)
+    ts = TemperatureScaling(check_logits=check_logits).fit(val_logits, val_labels)
     val = act_forecast(val_logits, val_labels, from_logits=True)
     test = act_forecast(test_logits, test_labels, from_logits=True)
     cal_val, _ = act_forecast(val_logits, val_labels, from_logits=True, calibrator=ts)
@@ -414,6 +434,26 @@ def decision_report(
         calibrated_by="temperature scaling",
     )
     return _with_temperature(table, float(ts.temperature_))
+
+
+#: What decision_report says to do with probabilities.
+_REPORT_FIX = (
+    "decision_report reads logits: for probabilities use policy_table(val_probs=p_val, "
+    "val_labels=y_val, test_probs=p_test, test_labels=y_test, ...) (calibkit decide --probs "
+    "on the command line), or pass their logs as logits (np.log(p); for a 1-D P(y = 1), "
+    "np.log(p / (1 - p)))."
+)
+
+
+def _not_probabilities(given: Any, *, where: str, name: str, check: Any, fix: str = "") -> None:
+    """Refuse logits that look like probabilities (:func:`calibkit._validate.
+    logits_not_probabilities`); other faults are left to the reading that follows."""
+    arr = v.to_numpy(given, name=name, where=where)
+    if arr.ndim in (1, 2) and arr.size and arr.dtype.kind in "biuf":
+        with np.errstate(invalid="ignore"):
+            if not np.isfinite(arr.sum(dtype=np.float64)):
+                return  # NaN or inf: the reading names it
+        v.logits_not_probabilities(arr, where=where, name=name, check=check, fix=fix)
 
 
 def _with_temperature(table: PolicyTable, temperature: float) -> PolicyTable:

@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
+from ._inputs import away_from_0_and_1, no_clip_for_logits
 from .base import Calibrator, Field, array, integer, obj
 
 __all__ = [
@@ -53,8 +54,9 @@ __all__ = [
 MULTICLASS = ("ovr", "top-label")
 
 #: How the four maps read their input. "scores": finite real scores (logits in top-label mode);
-#: "logit": probabilities turned into their log-odds (0 and 1 rejected); "probs": probabilities
-#: in [0, 1]; "real": finite real scores in 1-D and one-vs-rest, probabilities in top-label mode.
+#: "logit": probabilities turned into their log-odds (0 and 1 under the ``clip`` policy of
+#: :mod:`calibkit.recalibrate._inputs`); "probs": probabilities in [0, 1]; "real": finite real
+#: scores in 1-D and one-vs-rest, probabilities in top-label mode.
 DOMAINS = ("scores", "logit", "probs", "real")
 
 MapT = TypeVar("MapT")
@@ -84,25 +86,58 @@ class Inputs:
     rest: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
 
 
-def read_inputs(raw: Any, *, domain: str, mode: str, where: str) -> Inputs:
+def read_inputs(
+    raw: Any,
+    *,
+    domain: str,
+    mode: str,
+    where: str,
+    clip: float | None = None,
+    logs: bool = False,
+    check_logits: bool = False,
+) -> Inputs:
+    """The scores as the maps see them. ``logs``: the map takes logs of the probabilities
+    (domain "logit", or beta calibration's log p and log(1 - p)), so exact 0 and 1 follow the
+    ``clip`` policy (:func:`~calibkit.recalibrate._inputs.away_from_0_and_1`).
+    ``check_logits``: logits that look like probabilities are refused (fit)."""
     name = "probs" if domain in ("probs", "logit") else "scores"
+    takes = "the log-odds" if domain == "logit" else "log p or log(1 - p)"
+    # beta calibration has no from_probs: a model with logits goes to a map of logits
+    instead = (
+        "the model's logits with from_probs=False"
+        if domain == "logit"
+        else "the model's logits to a map that reads them (PlattScaling, TemperatureScaling)"
+    )
     arr = v.float_array(raw, name=name, where=where, ndim=(1, 2))
     if arr.ndim == 1:
         if domain in ("probs", "logit"):
             p = v.confidence(arr, where=where, name=name).astype(np.float64, copy=False)
-            return Inputs(1, 2, _logit(p, where=where) if domain == "logit" else p)
+            if logs:
+                p = away_from_0_and_1(
+                    p, clip=clip, where=where, name=name, takes=takes, instead=instead
+                )
+            return Inputs(1, 2, _logit(p) if domain == "logit" else p)
         s = v.scores(arr, where=where, name=name, ndim=1).astype(np.float64, copy=False)
+        if domain == "scores":
+            v.logits_not_probabilities(s, where=where, name=name, check=check_logits)
         return Inputs(1, 2, s)
     n_classes = int(arr.shape[1])
     if mode == "ovr":
         if domain in ("probs", "logit"):
             p = v.probabilities(arr, where=where, name=name).astype(np.float64, copy=False)
-            return Inputs(2, n_classes, _logit(p, where=where) if domain == "logit" else p)
+            if logs:
+                p = away_from_0_and_1(
+                    p, clip=clip, where=where, name=name, takes=takes, instead=instead
+                )
+            return Inputs(2, n_classes, _logit(p) if domain == "logit" else p)
         s = v.scores(arr, where=where, name=name, ndim=2).astype(np.float64, copy=False)
+        if domain == "scores":
+            v.logits_not_probabilities(s, where=where, name=name, check=check_logits)
         return Inputs(2, n_classes, s)
     rows = np.arange(arr.shape[0])
     if domain == "scores":  # logits: the softmax, computed without forming 1 - p
         z = v.scores(arr, where=where, name="logits", ndim=2).astype(np.float64)
+        v.logits_not_probabilities(z, where=where, check=check_logits)
         top = np.argmax(z, axis=1)
         best = z[rows, top]
         z[rows, top] = -np.inf
@@ -111,42 +146,43 @@ def read_inputs(raw: Any, *, domain: str, mode: str, where: str) -> Inputs:
         total = e.sum(axis=1)  # >= 1
         margin = (best - runner) - np.log(total)  # log(p_top / (1 - p_top))
         return Inputs(2, n_classes, margin, top, e / total[:, None])
-    probs = v.probabilities(arr, where=where, name="probs").astype(np.float64)
+    given = v.probabilities(arr, where=where, name="probs")
+    probs = given.astype(np.float64)
     top = np.argmax(probs, axis=1)
     conf = probs[rows, top]
     probs[rows, top] = 0.0
     others = probs.sum(axis=1)
     empty = others == 0.0
-    if domain == "logit" and empty.any():
-        raise InputError(
-            f"{where}: from_probs=True uses the log-odds of the top-label confidence, which is "
-            f"infinite when it is exactly 1; {_rows(int(empty.sum()))}, first row "
-            f"{int(np.argmax(empty))}. Pass the model's logits with from_probs=False instead."
+    if logs:
+        # the confidence is at least 1/C, so only a certain top class has an infinite log: for
+        # the log-odds log(conf / others), a row whose other classes are all exactly 0
+        given_conf = given[rows, top]
+        infinite = empty if domain == "logit" else given_conf == 1.0
+        moved = away_from_0_and_1(
+            given_conf,
+            clip=clip,
+            where=where,
+            name="probs",
+            takes=f"{takes} of the top-label confidence",
+            infinite=infinite,
+            when="when it is 1 (every other class exactly 0)",
+            instead=instead,
+            columns=top,
         )
+        if moved is not given_conf:
+            changed = infinite | (moved != conf)
+            conf = np.asarray(moved, dtype=np.float64)
+            others = np.where(changed, 1.0 - conf, others)
     rest = np.divide(probs, others[:, None], out=probs, where=~empty[:, None])
     if empty.any():  # every other class has probability exactly 0: they share equally
         rest[empty] = 1.0 / (n_classes - 1)
         rest[rows[empty], top[empty]] = 0.0
-    feature = np.log(conf) - np.log(np.where(empty, 1.0, others)) if domain == "logit" else conf
+    feature = np.log(conf) - np.log(others) if domain == "logit" else conf
     return Inputs(2, n_classes, feature, top, rest)
 
 
-def _rows(count: int) -> str:
-    return "1 row is" if count == 1 else f"{count} rows are"
-
-
-def _logit(p: np.ndarray, *, where: str) -> np.ndarray:
-    bad = (p == 0.0) | (p == 1.0)
-    if bad.any():
-        count = int(bad.sum())
-        first = np.unravel_index(int(np.argmax(bad.reshape(-1))), bad.shape)
-        at = f"index {first[0]}" if p.ndim == 1 else f"row {first[0]}, column {first[1]}"
-        raise InputError(
-            f"{where}: from_probs=True takes the log-odds of each probability, which is infinite "
-            f"for exactly 0 or 1; {count} {'value is' if count == 1 else 'values are'}, first at "
-            f"{at}: {p[first]}. Pass the model's logits (or decision_function) with "
-            "from_probs=False instead."
-        )
+def _logit(p: np.ndarray) -> np.ndarray:
+    """log(p / (1 - p)) of probabilities strictly inside (0, 1)."""
     return np.log(p) - np.log1p(-p)
 
 
@@ -178,10 +214,32 @@ class BinaryMapCalibrator(Calibrator, Generic[MapT]):
     input_ndim_: int
     #: How 1-D and 2-D input is read (see :data:`DOMAINS`).
     domain: ClassVar[str] = "probs"
+    #: The map takes logs of probabilities (beta calibration's log p and log(1 - p)), so it has
+    #: a ``clip`` setting; the "logit" domain takes them too.
+    takes_logs: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ hooks
     def _domain(self) -> str:
         return self.domain
+
+    def _check_scores(self, scores: Any, *, where: str) -> None:
+        logs = self._domain() == "logit" or self.takes_logs
+        if logs and getattr(self, "clip", None) is None:  # refuses 0 and 1, warns of nothing
+            mode = v.choice(self.multiclass, name="multiclass", allowed=MULTICLASS, where=where)
+            self._read(scores, mode=mode, where=where, fitting=False)
+
+    def _read(self, scores: Any, *, mode: str, where: str, fitting: bool) -> Inputs:
+        """The scores read under this map's settings: ``clip`` where it takes logs of
+        probabilities, ``check_logits`` (at fit) where it reads logits."""
+        domain = self._domain()
+        clip = v.clip_setting(getattr(self, "clip", None), where=where)
+        logs = domain == "logit" or self.takes_logs
+        if not logs:
+            no_clip_for_logits(clip, where=where)
+        check = bool(getattr(self, "check_logits", False)) and fitting
+        return read_inputs(
+            scores, domain=domain, mode=mode, where=where, clip=clip, logs=logs, check_logits=check
+        )
 
     def _check_settings(self, where: str) -> None:
         """Validate the settings given to ``__init__`` (raise :class:`InputError`)."""
@@ -217,7 +275,7 @@ class BinaryMapCalibrator(Calibrator, Generic[MapT]):
         where = f"{type(self).__name__}.fit"
         mode = v.choice(self.multiclass, name="multiclass", allowed=MULTICLASS, where=where)
         self._check_settings(where)
-        inputs = read_inputs(scores, domain=self._domain(), mode=mode, where=where)
+        inputs = self._read(scores, mode=mode, where=where, fitting=True)
         y = v.labels(labels, n=inputs.x.shape[0], n_classes=inputs.n_classes, where=where)
         x = self._features(inputs.x, where=where)
         maps: list[MapT] = []
@@ -251,7 +309,7 @@ class BinaryMapCalibrator(Calibrator, Generic[MapT]):
         self._check_fitted("predict_proba")
         mode = v.choice(self.multiclass, name="multiclass", allowed=MULTICLASS, where=where)
         self._check_settings(where)
-        inputs = read_inputs(scores, domain=self._domain(), mode=mode, where=where)
+        inputs = self._read(scores, mode=mode, where=where, fitting=False)
         self._check_shape(inputs, mode, where)
         x = self._features(inputs.x, where=where)
         if inputs.ndim == 1:

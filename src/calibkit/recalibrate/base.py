@@ -26,6 +26,7 @@ from .._errors import InputError, NotFittedError
 from .._files import write_atomic
 from .._json import jsonable, read_json_file
 from .._json import shown as _shown
+from .._validate import clip_setting
 
 __all__ = [
     "Calibrator",
@@ -257,6 +258,14 @@ class Calibrator(abc.ABC):
     def fit(self, scores: Any, labels: Any) -> Calibrator:
         """Learn the map on a calibration split; returns ``self``."""
 
+    def _check_scores(self, scores: Any, *, where: str) -> None:
+        """Raise the :class:`InputError` that ``fit`` would raise about the values of these
+        scores under the settings (probabilities of exactly 0 or 1 with ``clip=None``), with
+        the row numbers of the whole array. The ledger calls it before it splits the rows, so
+        that the message names the user's row, not a row of the calibration split. Nothing to
+        check by default."""
+        return None
+
     @abc.abstractmethod
     def predict_proba(self, scores: Any) -> np.ndarray:
         """Calibrated probabilities: (N,) P(label = 1) for binary scores, (N, C) otherwise."""
@@ -336,6 +345,8 @@ class Calibrator(abc.ABC):
             raise InputError(f"{malformed}: {problem}.")
         try:
             calibrator = klass(**data["params"])
+            if "clip" in data["params"]:  # None, or strictly between 0 and 0.5
+                clip_setting(data["params"]["clip"], where="params")
             calibrator._set_state(dict(data["state"]))
         except InputError as exc:
             raise InputError(f"{malformed}: {exc}") from None

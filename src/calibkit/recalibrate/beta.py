@@ -12,14 +12,13 @@ and their trade-off.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import _validate as v
-from .._errors import CalibkitWarning, InputError
+from .._errors import InputError
 from ._binary_maps import (
     MULTICLASS,
     BinaryMapCalibrator,
@@ -34,9 +33,8 @@ from .base import flag, integer, number, text
 __all__ = ["BetaCalibration", "BetaMap"]
 
 PARAMETERS = ("abm", "ab", "am")
-#: Probabilities are clipped to [EPS, 1 - EPS] (with a warning counting them) so that the
-#: features log p and log(1 - p) are finite; this is float64's machine epsilon, as the
-#: authors' ``betacal`` package uses.
+#: float64's machine epsilon, the clip of the authors' ``betacal`` package: ``clip=EPS``
+#: reproduces it (calibkit clips only when asked, see ``clip``).
 EPS = float(np.finfo(np.float64).eps)
 _LOG2 = math.log(2.0)
 
@@ -74,16 +72,21 @@ class BetaCalibration(BinaryMapCalibrator[BetaMap]):
     - ``"am"``: a = b, so logit(p') = a logit(p) + c: Platt scaling on the log-odds (a >= 0).
 
     Inputs are probabilities: 1-D P(label = 1) in [0, 1], or (N, C) rows summing to 1.
-    **Probabilities of exactly 0 or 1** have infinite features: every probability is clipped to
-    [EPS, 1 - EPS] (EPS = 2.2e-16, float64's machine epsilon, as the authors' ``betacal``
-    does), in fit and in predict alike, and a :class:`~calibkit.CalibkitWarning` counts the
-    values that moved. Clipping keeps the map monotone and defined everywhere.
+    **Probabilities of exactly 0 or 1** have infinite features log p or log(1 - p): they are
+    refused unless ``clip`` is given (the same policy as every map that takes logs of
+    probabilities; in top-label mode only a top-label confidence of exactly 1 counts).
 
     Parameters
     ----------
     parameters : {"abm", "ab", "am"}
     multiclass : {"ovr", "top-label"}
         How (N, C) input is calibrated; 1-D input uses one map either way.
+    clip : float, optional
+        ``None`` (default) refuses probabilities of exactly 0 or 1, naming the first row and
+        value; a small eps such as 1e-7 (:data:`EPS` = 2.2e-16 is the authors' ``betacal``
+        clip) moves every probability into [eps, 1 - eps] first, in fit and predict alike, with
+        a :class:`~calibkit.CalibkitWarning` counting the rows moved. Clipping keeps the map
+        monotone and defined everywhere.
 
     Attributes
     ----------
@@ -117,8 +120,13 @@ class BetaCalibration(BinaryMapCalibrator[BetaMap]):
 
     kind = "beta"
     domain = "probs"
+    takes_logs = True
 
-    _params_spec = {"parameters": text(*PARAMETERS), "multiclass": text(*MULTICLASS)}
+    _params_spec = {
+        "parameters": text(*PARAMETERS),
+        "multiclass": text(*MULTICLASS),
+        "clip": number(minimum=0.0, maximum=0.5, nullable=True),
+    }
     _state_spec = maps_state(
         a=number(),
         b=number(),
@@ -128,26 +136,15 @@ class BetaCalibration(BinaryMapCalibrator[BetaMap]):
         n_iter=integer(minimum=0),
     )
 
-    def __init__(self, *, parameters: str = "abm", multiclass: str = "ovr") -> None:
+    def __init__(
+        self, *, parameters: str = "abm", multiclass: str = "ovr", clip: float | None = None
+    ) -> None:
         self.parameters = parameters
         self.multiclass = multiclass
+        self.clip = clip
 
     def _check_settings(self, where: str) -> None:
         v.choice(self.parameters, name="parameters", allowed=PARAMETERS, where=where)
-
-    def _features(self, x: np.ndarray, *, where: str) -> np.ndarray:
-        outside = (x < EPS) | (x > 1.0 - EPS)
-        if outside.any():
-            count = int(outside.sum())
-            warnings.warn(
-                f"{where}: {count} {'probability' if count == 1 else 'probabilities'} of 0 or 1 "
-                f"(within {EPS:.3g}) clipped to [{EPS:.3g}, 1 - {EPS:.3g}] so that log p and "
-                "log(1 - p) are finite; beta calibration maps them to the values at the clip.",
-                CalibkitWarning,
-                stacklevel=3,
-            )
-            return np.clip(x, EPS, 1.0 - EPS)
-        return x
 
     def _fit_map(self, x: np.ndarray, y: np.ndarray, *, where: str) -> BetaMap:
         parameters = v.choice(self.parameters, name="parameters", allowed=PARAMETERS, where=where)

@@ -26,6 +26,7 @@ from ..measure.scores import accuracy as accuracy_score
 from ..measure.scores import brier as brier_score
 from ..measure.scores import nll as nll_score
 from ..measure.uncertainty import NoiseFloor, noise_floor
+from ._worse import Worse, row_losses, worse_beyond_noise
 from .invariance import InvarianceReport, check_invariance
 from .split import _cross_fit, stratified_split
 
@@ -84,7 +85,9 @@ class CalibrationLedger:
     (fitted on all of ``scores``, judged on ``eval_scores``). ``calibrator`` is the fitted map
     to keep: the one judged (``"split"``, ``"given"``), or for ``"cross-fit"`` a map fitted on all
     rows (its numbers are estimated by the out-of-fold maps, whose states are
-    ``fold_parameters``). ``fitted_on`` and ``judged_on`` say so in words.
+    ``fold_parameters``). ``fitted_on`` and ``judged_on`` say so in words. ``worse`` lists
+    the instruments (ECE, NLL) the map made worse on the held-out rows beyond noise (see
+    :mod:`calibkit.recalibrate._worse`); each also gave a :class:`~calibkit.CalibkitWarning`.
     """
 
     method: str
@@ -109,6 +112,7 @@ class CalibrationLedger:
     calibrator: Any
     fitted_on: str
     judged_on: str
+    worse: tuple[Worse, ...] = ()
 
     def row(self, instrument: str) -> LedgerRow:
         """The row of one instrument: ``"ECE"``, ``"NLL"``, ``"Brier"``, ``"accuracy"``,
@@ -180,6 +184,8 @@ class CalibrationLedger:
         if self.fold_parameters:
             lines.append(f"per fold: {_fmt_folds(self.fold_parameters)}")
         lines.append(str(self.invariance))
+        if self.worse:
+            lines.append(f"WORSE beyond noise on the held-out rows: {_fmt_worse(self.worse)}.")
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -211,6 +217,7 @@ class CalibrationLedger:
             ),
             "invariance": self.invariance.to_dict(),
             "broken_guarantees": list(self.broken_guarantees),
+            "worse": [w.to_dict() for w in self.worse],
         }
 
     def __str__(self) -> str:
@@ -246,6 +253,7 @@ def compare_calibration(
     eval_labels: Any = None,
     n_bins: int = 15,
     n_sims: int = 1000,
+    check_logits: bool = True,
 ) -> CalibrationLedger:
     """Fit a calibrator on calibration rows and judge it, BEFORE and AFTER, on rows it never saw.
 
@@ -276,6 +284,11 @@ def compare_calibration(
     n_bins, n_sims
         Equal-width bins of the ECE (top-label for (N, C), P(label = 1) for (N,)) and simulations
         of its noise floor.
+    check_logits : bool
+        With ``from_logits=True``, scores that look like probabilities ((N, C) rows in [0, 1]
+        summing to 1, or (N,) scores all in [0, 1]) are refused: read as logits they would give
+        a wrong BEFORE and a wrong map. ``False`` (here, or the calibrator's own
+        ``check_logits=False``) insists that they are logits, for the ledger and its fits.
 
     Returns
     -------
@@ -285,6 +298,13 @@ def compare_calibration(
 
     Which rows can move
     -------------------
+    Worse beyond noise
+    ------------------
+    When the map makes the held-out ECE worse by more than the 95th percentile of the noise
+    floor after it, or the held-out NLL worse by more than 1.96 standard errors of the paired
+    per-row differences, ``ledger.worse`` says so, its notes print a WORSE line, and a
+    :class:`~calibkit.CalibkitWarning` is raised.
+
     ECE, NLL and Brier: any map (that is what it is for). Accuracy: never for temperature
     scaling (z / T keeps every argmax and s / T every sign); any other map may move it (Platt's
     intercept shifts the 0.5 crossing, vector and matrix scaling and one-vs-rest maps change
@@ -314,7 +334,11 @@ def compare_calibration(
     seed = v.positive_int(seed, name="seed", where=where, minimum=0)
     n_bins = v.n_bins(n_bins, where=where)
     n_sims = v.positive_int(n_sims, name="n_sims", where=where)
-    x, y = _read(scores, labels, from_logits=from_logits, where=where, name="scores")
+    template, check = _template(calibrator, check_logits=check_logits, where=where)
+    x, y = _read(scores, labels, from_logits=from_logits, where=where, name="scores", check=check)
+    check_scores = getattr(template, "_check_scores", None)
+    if check_scores is not None:  # before the split: a message names the user's own row
+        check_scores(x, where=f"{type(calibrator).__name__}.fit")
     n = int(x.shape[0])
     name = type(calibrator).__name__
     fold_parameters: tuple[dict[str, Any], ...] | None = None
@@ -330,14 +354,21 @@ def compare_calibration(
             )
         design = "given"
         x_eval, y_eval = _read(
-            eval_scores, eval_labels, from_logits=from_logits, where=where, name="eval_scores"
+            eval_scores,
+            eval_labels,
+            from_logits=from_logits,
+            where=where,
+            name="eval_scores",
+            check=check,
         )
         if x_eval.shape[1:] != x.shape[1:]:
             raise InputError(
                 f"{where}: eval_scores has shape {x_eval.shape} but scores has {x.shape}; "
                 "both must have the same columns."
             )
-        fitted = _clone(calibrator).fit(x, y)
+        if check_scores is not None:
+            check_scores(x_eval, where=f"{type(calibrator).__name__}.predict_proba")
+        fitted = _clone(template).fit(x, y)
         after = _predict(fitted, x_eval, where=where)
         n_fit, n_eval = n, int(x_eval.shape[0])
         fitted_on = f"all {n} rows of scores"
@@ -345,10 +376,10 @@ def compare_calibration(
     elif folds is not None:
         design = "cross-fit"
         folds = v.positive_int(folds, name="folds", where=where, minimum=2)
-        after, maps, _ = _cross_fit(calibrator, x, y, folds=folds, seed=seed, where=where)
+        after, maps, _ = _cross_fit(template, x, y, folds=folds, seed=seed, where=where)
         after = _checked_output(after, x, name=name, where=where)
         fold_parameters = tuple(_state(m) for m in maps)
-        fitted = _clone(calibrator).fit(x, y)
+        fitted = _clone(template).fit(x, y)
         x_eval, y_eval = x, y
         n_fit, n_eval = n, n
         fitted_on = (
@@ -360,7 +391,7 @@ def compare_calibration(
         design = "split"
         cal, held = stratified_split(y, calibration_fraction=calibration_fraction, seed=seed)
         fraction = float(calibration_fraction)
-        fitted = _clone(calibrator).fit(x[cal], y[cal])
+        fitted = _clone(template).fit(x[cal], y[cal])
         x_eval, y_eval = x[held], y[held]
         after = _predict(fitted, x_eval, where=where)
         n_fit, n_eval = int(cal.size), int(held.size)
@@ -383,6 +414,21 @@ def compare_calibration(
     m_after = _measure(after, y_eval, n_bins=n_bins, n_sims=n_sims, seed=seed)
     m_before["NLL"] = nll_before
     m_after["NLL"] = _nll_after(after, y_eval, name=name, where=where)
+    worse = worse_beyond_noise(
+        ece_before=m_before["ECE"],
+        ece_after=m_after["ECE"],
+        floor_after=m_after["floor"],
+        loss_before=row_losses(x_eval, y_eval, from_logits=from_logits),
+        loss_after=row_losses(after, y_eval, from_logits=False),
+    )
+    if worse:
+        warnings.warn(
+            f"{where}: {name} made the held-out numbers worse beyond noise: "
+            f"{_fmt_worse(worse)}. The map does not suit these scores: keep the model's own "
+            "probabilities, or try another map (and see any warning about the scores above).",
+            CalibkitWarning,
+            stacklevel=2,
+        )
     method = str(getattr(calibrator, "kind", "") or name)
     params = calibrator.get_params()
     rows = tuple(
@@ -418,6 +464,7 @@ def compare_calibration(
         calibrator=fitted,
         fitted_on=fitted_on,
         judged_on=judged_on,
+        worse=worse,
     )
 
 
@@ -536,12 +583,27 @@ def _check_calibrator(calibrator: Any, *, from_logits: bool, where: str) -> None
         )
 
 
+def _template(calibrator: Any, *, check_logits: Any, where: str) -> tuple[Any, bool]:
+    """The calibrator to copy for each fit, and whether logits are checked: both the ledger's
+    ``check_logits`` and the calibrator's (where it has one) must be True; insisting on either
+    reaches the ledger's own reading and every fit."""
+    if not isinstance(check_logits, (bool, np.bool_)):
+        raise InputError(f"{where}: check_logits must be True or False, got {check_logits!r}.")
+    params = calibrator.get_params()
+    check = bool(check_logits) and params.get("check_logits", True) is not False
+    template = _clone(calibrator)
+    if not check and "check_logits" in params:
+        template.set_params(check_logits=False)
+    return template, check
+
+
 def _read(
-    scores: Any, labels: Any, *, from_logits: bool, where: str, name: str
+    scores: Any, labels: Any, *, from_logits: bool, where: str, name: str, check: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     arr = v.float_array(scores, name=name, where=where, ndim=(1, 2))
     if from_logits:
         x = v.scores(arr, where=where, name=name)
+        v.logits_not_probabilities(x, where=where, name=name, check=check)
     elif arr.ndim == 2:
         x = v.probabilities(arr, where=where, name=name)
     else:
@@ -631,6 +693,10 @@ def _fmt(x: float | None) -> str:
     if not math.isfinite(x):
         return "inf" if x > 0 else str(x)
     return f"{x:.4f}"
+
+
+def _fmt_worse(worse: tuple[Worse, ...]) -> str:
+    return "; ".join(w.why for w in worse)
 
 
 def _fmt_value(value: Any) -> str:

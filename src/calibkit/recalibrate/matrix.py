@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
+from ._inputs import away_from_0_and_1, no_clip_for_logits, warn_extreme_logits
 from .base import Calibrator, Field, array, flag, integer, number, obj
 
 __all__ = ["MatrixScaling", "VectorScaling"]
@@ -49,6 +50,10 @@ class _LinearSoftmax(Calibrator):
     """Shared machinery: ``softmax(A(z) + b)`` with a linear ``A`` (per-class scale or matrix)."""
 
     _matrix: bool = False
+    # settings of both subclasses
+    from_probs: bool
+    clip: float | None
+    check_logits: bool
 
     # learned state, declared for type checkers
     weights_: np.ndarray
@@ -83,10 +88,13 @@ class _LinearSoftmax(Calibrator):
         """Fit the map on calibration logits (N, C) (or probabilities with ``from_probs``) and
         labels 0..C-1; returns ``self``."""
         where = f"{type(self).__name__}.fit"
-        z = _logits(scores, from_probs=self.from_probs, where=where)  # type: ignore[attr-defined]
+        z = self._logits(scores, where=where)
         n_classes = int(z.shape[1])
         y = v.labels(labels, n=z.shape[0], n_classes=n_classes, where=where)
         h, coercive = self._penalty_weights(n_classes, where)
+        if not self.from_probs:
+            v.logits_not_probabilities(z, where=where, check=self.check_logits)
+            warn_extreme_logits(z, y, where=where)
         problem = _Problem(z, y, self._matrix, h, self._identity(n_classes))
 
         absent = np.flatnonzero(np.bincount(y, minlength=n_classes) == 0)
@@ -163,7 +171,7 @@ class _LinearSoftmax(Calibrator):
         """Calibrated probabilities (N, C), each row summing to 1."""
         where = f"{type(self).__name__}.predict_proba"
         self._check_fitted("predict_proba")
-        z = _logits(scores, from_probs=self.from_probs, where=where)  # type: ignore[attr-defined]
+        z = self._logits(scores, where=where)
         if z.shape[1] != self.n_classes_:
             raise InputError(
                 f"{where}: fitted on {self.n_classes_} classes, got {z.shape[1]} columns; pass "
@@ -178,6 +186,18 @@ class _LinearSoftmax(Calibrator):
             u /= u.sum(axis=1, keepdims=True)
             out[start : start + rows] = u
         return out
+
+    def _check_scores(self, scores: Any, *, where: str) -> None:
+        if self.from_probs is True and self.clip is None:  # refuses 0, warns of nothing
+            self._logits(scores, where=where)
+
+    def _logits(self, scores: Any, *, where: str) -> np.ndarray:
+        if not isinstance(self.from_probs, (bool, np.bool_)):
+            raise InputError(f"{where}: from_probs must be True or False, got {self.from_probs!r}.")
+        clip = v.clip_setting(self.clip, where=where)
+        if not self.from_probs:
+            no_clip_for_logits(clip, where=where)
+        return _logits(scores, from_probs=self.from_probs, clip=clip, where=where)
 
     @abc.abstractmethod
     def _coercive_hint(self) -> str:
@@ -261,9 +281,15 @@ class VectorScaling(_LinearSoftmax):
         where the NLL is averaged over the N calibration rows, so the penalty does not fade as
         N grows. ``l2 > 0`` also keeps the fit finite on separable data.
     from_probs : bool
-        The scores are probabilities (N, C): their natural logs are used as logits. A
-        probability of exactly 0 has log -inf, which a linear map cannot use; such input is
-        rejected (nothing is clipped): pass the model's logits instead.
+        The scores are probabilities (N, C): their natural logs are used as logits.
+    clip : float, optional
+        With ``from_probs=True``: ``None`` (default) refuses probabilities of exactly 0 (their
+        log is -inf, which a linear map cannot use), naming the first row and value; a small
+        eps such as 1e-7 moves every probability into [eps, 1 - eps] first, in fit and predict
+        alike, with a :class:`~calibkit.CalibkitWarning` counting the rows moved.
+    check_logits : bool
+        With ``from_probs=False``, ``fit`` refuses logits that look like probabilities (every
+        entry in [0, 1], every row summing to 1). ``False`` insists that they are logits.
 
     Attributes
     ----------
@@ -300,12 +326,26 @@ class VectorScaling(_LinearSoftmax):
 
     kind = "vector"
     _matrix = False
-    _params_spec = {"l2": number(minimum=0.0), "from_probs": flag()}
+    _params_spec = {
+        "l2": number(minimum=0.0),
+        "from_probs": flag(),
+        "clip": number(minimum=0.0, maximum=0.5, nullable=True),
+        "check_logits": flag(),
+    }
     _state_spec = _LinearSoftmax._state_fields(array(number()))
 
-    def __init__(self, *, l2: float = 0.0, from_probs: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        l2: float = 0.0,
+        from_probs: bool = False,
+        clip: float | None = None,
+        check_logits: bool = True,
+    ) -> None:
         self.l2 = l2
         self.from_probs = from_probs
+        self.clip = clip
+        self.check_logits = check_logits
 
     def _penalty_weights(self, n_classes: int, where: str) -> tuple[np.ndarray, bool]:
         l2 = _strength(self.l2, "l2", where)
@@ -336,8 +376,15 @@ class MatrixScaling(_LinearSoftmax):
         mu (>= 0) of Kull et al.: penalises the offsets b (towards 0).
     from_probs : bool
         The scores are probabilities (N, C): their natural logs are used as logits (Dirichlet
-        calibration). A probability of exactly 0 has log -inf, which a linear map cannot use;
-        such input is rejected (nothing is clipped): pass the model's logits instead.
+        calibration).
+    clip : float, optional
+        With ``from_probs=True``: ``None`` (default) refuses probabilities of exactly 0 (their
+        log is -inf, which a linear map cannot use), naming the first row and value; a small
+        eps such as 1e-7 moves every probability into [eps, 1 - eps] first, in fit and predict
+        alike, with a :class:`~calibkit.CalibkitWarning` counting the rows moved.
+    check_logits : bool
+        With ``from_probs=False``, ``fit`` refuses logits that look like probabilities (every
+        entry in [0, 1], every row summing to 1). ``False`` insists that they are logits.
 
     Notes
     -----
@@ -394,6 +441,8 @@ class MatrixScaling(_LinearSoftmax):
         "off_diagonal": number(minimum=0.0),
         "intercept": number(minimum=0.0),
         "from_probs": flag(),
+        "clip": number(minimum=0.0, maximum=0.5, nullable=True),
+        "check_logits": flag(),
     }
     _state_spec = _LinearSoftmax._state_fields(array(array(number())))
 
@@ -404,11 +453,15 @@ class MatrixScaling(_LinearSoftmax):
         off_diagonal: float = 0.0,
         intercept: float = 0.0,
         from_probs: bool = False,
+        clip: float | None = None,
+        check_logits: bool = True,
     ) -> None:
         self.l2 = l2
         self.off_diagonal = off_diagonal
         self.intercept = intercept
         self.from_probs = from_probs
+        self.clip = clip
+        self.check_logits = check_logits
 
     def _penalty_weights(self, n_classes: int, where: str) -> tuple[np.ndarray, bool]:
         l2 = _strength(self.l2, "l2", where)
@@ -562,8 +615,9 @@ def _strength(value: Any, name: str, where: str) -> float:
     return float(value)
 
 
-def _logits(scores: Any, *, from_probs: bool, where: str) -> np.ndarray:
-    """(N, C) logits, float32 or float64, validated; logs of probabilities with ``from_probs``."""
+def _logits(scores: Any, *, from_probs: bool, clip: float | None, where: str) -> np.ndarray:
+    """(N, C) logits, float32 or float64, validated; logs of probabilities with ``from_probs``
+    (exact zeros under the ``clip`` policy)."""
     name = "probs" if from_probs else "logits"
     arr = v.to_numpy(scores, name=name, where=where)
     if arr.ndim != 2:
@@ -575,14 +629,5 @@ def _logits(scores: Any, *, from_probs: bool, where: str) -> np.ndarray:
     if not from_probs:
         return v.scores(arr, where=where, name=name, ndim=2)
     p = v.probabilities(arr, where=where, name=name)
-    zero = p == 0
-    if zero.any():
-        count = int(np.count_nonzero(zero))
-        row, col = (int(i) for i in np.unravel_index(int(np.argmax(zero)), zero.shape))
-        raise InputError(
-            f"{where}: {count} {'probability is' if count == 1 else 'probabilities are'} exactly "
-            f"0 (first at row {row}, column {col}); its log is -inf, which a linear map of "
-            "log-probabilities cannot use, and calibkit does not clip. Pass the model's logits "
-            "(from_probs=False) instead."
-        )
+    p = away_from_0_and_1(p, clip=clip, where=where, name=name, takes="the log", ends=(0.0,))
     return np.log(p)

@@ -90,7 +90,7 @@ def make_calibrator(name: str, **settings: Any) -> Calibrator:
     --------
     >>> from calibkit.recalibrate.methods import make_calibrator
     >>> make_calibrator("temperature", from_probs=True)
-    TemperatureScaling(from_probs=True, method='newton')
+    TemperatureScaling(from_probs=True, method='newton', clip=None, check_logits=True)
     """
     klass = method_class(name)
     valid = klass._param_names()

@@ -39,14 +39,14 @@ class PlattMap:
 class PlattScaling(BinaryMapCalibrator[PlattMap]):
     """Logistic regression of the label on the score: ``p = sigmoid(a * s + b)``.
 
-    Binary scores (N,) are the model's score or logit (``decision_function``; scikit-learn's
-    ``CalibratedClassifierCV`` also feeds ``predict_proba`` columns as they are). Probabilities
-    are better passed as their logit ``log(p / (1 - p))``, or with ``from_probs=True``, which
-    takes that logit here (probabilities of exactly 0 or 1 are rejected: their logit is
-    infinite). With (N, C) scores, ``multiclass="ovr"`` fits one map per class on column k and
-    renormalises; ``"top-label"`` reads the (N, C) array as logits (probabilities with
-    ``from_probs=True``), fits one map on the log-odds of the top-label confidence, and rescales
-    the other classes to share the rest (see :mod:`calibkit.recalibrate._binary_maps`).
+    Binary scores (N,) are the model's score or logit (``decision_function``). Probabilities
+    are passed with ``from_probs=True``, which takes their logit ``log(p / (1 - p))`` here
+    (probabilities of exactly 0 or 1 follow ``clip``); read as scores, probabilities are
+    refused at fit (``check_logits``). With (N, C) scores, ``multiclass="ovr"`` fits one map
+    per class on column k and renormalises; ``"top-label"`` reads the (N, C) array as logits
+    (probabilities with ``from_probs=True``), fits one map on the log-odds of the top-label
+    confidence, and rescales the other classes to share the rest (see
+    :mod:`calibkit.recalibrate._binary_maps`).
 
     The fit is the exact maximum-likelihood (a, b): Newton's method with a backtracking line
     search, run until the Newton decrement is below 1e-20; ``converged_`` says whether it got
@@ -63,6 +63,15 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
         How (N, C) input is calibrated; 1-D input uses one map either way.
     from_probs : bool
         The scores are probabilities: the map is applied to their logit.
+    clip : float, optional
+        With ``from_probs=True``: ``None`` (default) refuses probabilities of exactly 0 or 1
+        (their logit is infinite), naming the first row and value; a small eps such as 1e-7
+        moves every probability into [eps, 1 - eps] first, in fit and predict alike, with a
+        :class:`~calibkit.CalibkitWarning` counting the rows moved.
+    check_logits : bool
+        With ``from_probs=False``, ``fit`` refuses scores that look like probabilities (1-D
+        scores all in [0, 1]; (N, C) rows in [0, 1] summing to 1). ``False`` insists that they
+        are scores (say, a similarity that lies in [0, 1]).
 
     Attributes
     ----------
@@ -81,37 +90,51 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
 
     Examples
     --------
-    Two scores, each seen four times: at s = 0 one label in four is 1, at s = 1 three in four.
-    Without smoothing the fit reproduces those frequencies: sigmoid(b) = 1/4 gives
-    b = -log 3 = -1.0986, and sigmoid(a + b) = 3/4 gives a = 2 log 3 = 2.1972.
+    Two scores, each seen four times: at s = -1 one label in four is 1, at s = 1 three in four.
+    Without smoothing the fit reproduces those frequencies: sigmoid(b - a) = 1/4 and
+    sigmoid(a + b) = 3/4 give b = 0 and a = log 3 = 1.0986.
 
     >>> from calibkit.recalibrate.platt import PlattScaling
-    >>> s = [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> s = [-1, -1, -1, -1, 1, 1, 1, 1]
     >>> platt = PlattScaling(smooth_targets=False).fit(s, [0, 0, 0, 1, 0, 1, 1, 1])
     >>> round(float(platt.a_[0]), 4), round(float(platt.b_[0]), 4), platt.converged_
-    (2.1972, -1.0986, True)
-    >>> platt.predict_proba([0.0, 1.0]).round(6).tolist()
+    (1.0986, 0.0, True)
+    >>> platt.predict_proba([-1.0, 1.0]).round(6).tolist()
     [0.25, 0.75]
     """
 
     kind = "platt"
     domain = "scores"
 
-    _params_spec = {"smooth_targets": flag(), "multiclass": text(*MULTICLASS), "from_probs": flag()}
+    _params_spec = {
+        "smooth_targets": flag(),
+        "multiclass": text(*MULTICLASS),
+        "from_probs": flag(),
+        "clip": number(minimum=0.0, maximum=0.5, nullable=True),
+        "check_logits": flag(),
+    }
     _state_spec = maps_state(a=number(), b=number(), converged=flag(), n_iter=integer(minimum=0))
 
     def __init__(
-        self, *, smooth_targets: bool = True, multiclass: str = "ovr", from_probs: bool = False
+        self,
+        *,
+        smooth_targets: bool = True,
+        multiclass: str = "ovr",
+        from_probs: bool = False,
+        clip: float | None = None,
+        check_logits: bool = True,
     ) -> None:
         self.smooth_targets = smooth_targets
         self.multiclass = multiclass
         self.from_probs = from_probs
+        self.clip = clip
+        self.check_logits = check_logits
 
     def _domain(self) -> str:
         return "logit" if self.from_probs else "scores"
 
     def _check_settings(self, where: str) -> None:
-        for name in ("smooth_targets", "from_probs"):
+        for name in ("smooth_targets", "from_probs", "check_logits"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise InputError(
                     f"{where}: {name} must be True or False, got {getattr(self, name)!r}."

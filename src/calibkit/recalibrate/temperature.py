@@ -14,6 +14,7 @@ from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
 from ..forecasts import sigmoid, softmax
 from . import _temperature_math as tm
+from ._inputs import away_from_0_and_1, no_clip_for_logits, warn_extreme_logits
 from .base import Calibrator, flag, integer, number, obj, text
 from .invariance import InvarianceReport, check_invariance
 
@@ -32,12 +33,22 @@ class TemperatureScaling(Calibrator):
     Parameters
     ----------
     from_probs : bool
-        The scores are probabilities: their logs are used as logits (a probability of exactly 0
-        becomes -inf and stays 0 at every temperature).
+        The scores are probabilities: their logs are used as logits ((N, C) rows), or their
+        log-odds (1-D P(label = 1)).
     method : {"newton", "golden"}
         ``"newton"`` (default): the exact maximum-likelihood T, from a safeguarded Newton
         iteration on beta = 1/T, where the NLL is convex (a handful of passes over the data).
         ``"golden"``: a golden-section search over T in [0.05, 20] with 80 iterations.
+    clip : float, optional
+        With ``from_probs=True``: ``None`` (default) refuses probabilities of exactly 0 or 1
+        (their logs are infinite), naming the first row and value; a small eps such as 1e-7
+        moves every probability into [eps, 1 - eps] first, in fit and predict alike, with a
+        :class:`~calibkit.CalibkitWarning` counting the rows moved.
+    check_logits : bool
+        With ``from_probs=False``, ``fit`` refuses "logits" that look like probabilities
+        (every entry in [0, 1] and every row summing to 1; 1-D scores all in [0, 1]): fitted as
+        logits they give a wrong temperature without a word. ``False`` insists that they are
+        logits.
 
     Attributes
     ----------
@@ -59,6 +70,11 @@ class TemperatureScaling(Calibrator):
 
     Notes
     -----
+    Logits far beyond what a softmax model produces (log-probabilities of Gaussian naive Bayes,
+    down to -1e10) or whose log-loss a handful of rows dominate give a temperature fitted to
+    those rows, which can make most others worse: ``fit`` warns
+    (:func:`~calibkit.recalibrate._inputs.warn_extreme_logits`).
+
     The fit does not depend on the logits' units: logits of order 3e8 or 1e-100 are fitted as
     exactly as logits of order 1. Their spread (the root mean square of each row's standard
     deviation across its classes; half the root mean square of binary scores) must lie in
@@ -77,7 +93,12 @@ class TemperatureScaling(Calibrator):
     """
 
     kind = "temperature"
-    _params_spec = {"from_probs": flag(), "method": text(*METHODS)}
+    _params_spec = {
+        "from_probs": flag(),
+        "method": text(*METHODS),
+        "clip": number(minimum=0.0, maximum=0.5, nullable=True),
+        "check_logits": flag(),
+    }
     _state_spec = obj(
         temperature=number(),
         n_classes=integer(minimum=2),
@@ -88,15 +109,26 @@ class TemperatureScaling(Calibrator):
         converged=flag(),
     )
 
-    def __init__(self, *, from_probs: bool = False, method: str = "newton") -> None:
+    def __init__(
+        self,
+        *,
+        from_probs: bool = False,
+        method: str = "newton",
+        clip: float | None = None,
+        check_logits: bool = True,
+    ) -> None:
         self.from_probs = from_probs
         self.method = method
+        self.clip = clip
+        self.check_logits = check_logits
 
     def fit(self, scores: Any, labels: Any) -> TemperatureScaling:
         """Fit T on calibration scores (logits (N, C) or binary scores (N,)) and labels."""
         where = f"{type(self).__name__}.fit"
         method = v.choice(self.method, name="method", allowed=METHODS, where=where)
-        z, y = _prepare(scores, labels, from_probs=self.from_probs, where=where)
+        z, y = _prepare(scores, labels, settings=self, where=where)
+        if not self.from_probs:
+            warn_extreme_logits(z, y, where=where)
         at_one = tm.evaluate(z, y, 1.0)
         if method == "newton":
             solution = tm.solve(z, y, where=where)
@@ -134,15 +166,17 @@ class TemperatureScaling(Calibrator):
         path or glob) or ``"spark"`` (a DataFrame); ``columns`` names the logit and label
         columns (:func:`calibkit.io.read_predictions`'s options). The Newton iteration of
         :meth:`fit`, with one pass or one aggregation per step; the invariance check is left out
-        (it needs the rows: temperature scaling keeps every argmax by construction).
+        (it needs the rows: temperature scaling keeps every argmax by construction), and so are
+        ``check_logits`` and the extreme-logit warning (they read the rows too): judge the map
+        on held-out rows.
         """
         from ..engines.temperature import fit_temperature_with_engine
 
         where = f"{type(self).__name__}.fit_engine"
-        if self.from_probs or self.method != "newton":
+        if self.from_probs or self.method != "newton" or self.clip is not None:
             raise InputError(
-                f"{where}: an engine fits logits by Newton's method; from_probs= and method= "
-                "apply to arrays in memory."
+                f"{where}: an engine fits logits by Newton's method; from_probs=, method= and "
+                "clip= apply to arrays in memory."
             )
         fitted = fit_temperature_with_engine(
             data, labels, engine=engine, columns=columns, where=where
@@ -164,6 +198,10 @@ class TemperatureScaling(Calibrator):
             )
         return self
 
+    def _check_scores(self, scores: Any, *, where: str) -> None:
+        if self.from_probs is True and self.clip is None:  # refuses 0 and 1, warns of nothing
+            _logits(scores, settings=self, where=where)
+
     def _check_invariance(self, z: np.ndarray, y: np.ndarray) -> InvarianceReport:
         """What the fitted map changed on the calibration data (nothing, for T > 0: the order of
         every row's logits, hence argmax and accuracy, and for binary scores the order of the
@@ -184,7 +222,7 @@ class TemperatureScaling(Calibrator):
         """Calibrated probabilities: (N,) P(label = 1) for 1-D scores, (N, C) otherwise."""
         where = f"{type(self).__name__}.predict_proba"
         self._check_fitted("predict_proba")
-        z = _logits(scores, from_probs=self.from_probs, where=where)
+        z = _logits(scores, settings=self, where=where)
         expected = 1 if self.n_classes_ == 2 and z.ndim == 1 else self.n_classes_
         if (z.shape[1] if z.ndim == 2 else 1) != expected:
             raise InputError(
@@ -230,6 +268,8 @@ def fit_temperature(
     *,
     from_probs: bool = False,
     method: str = "newton",
+    clip: float | None = None,
+    check_logits: bool = True,
     engine: str | None = None,
     columns: Mapping[str, Any] | None = None,
 ) -> float:
@@ -241,6 +281,7 @@ def fit_temperature(
     Parquet/CSV path or glob) or ``"spark"`` (a DataFrame); ``columns`` names the columns as
     :func:`calibkit.io.read_predictions` takes them. The same Newton iteration runs with one
     pass (or one aggregation) per step and agrees with the in-memory fit to rounding.
+    ``clip`` and ``check_logits`` are :class:`TemperatureScaling`'s (arrays in memory).
 
     Examples
     --------
@@ -249,10 +290,10 @@ def fit_temperature(
     1.3222
     """
     if engine is not None and engine != "memory":
-        if from_probs or method != "newton":
+        if from_probs or method != "newton" or clip is not None or check_logits is not True:
             raise InputError(
-                "fit_temperature: an engine fits logits by Newton's method; from_probs= and "
-                "method= apply to arrays in memory."
+                "fit_temperature: an engine fits logits by Newton's method; from_probs=, "
+                "method=, clip= and check_logits= apply to arrays in memory."
             )
         return (
             TemperatureScaling()
@@ -266,49 +307,50 @@ def fit_temperature(
         )
     if labels is None:
         raise InputError("fit_temperature: pass the labels (or an engine= and its columns=).")
-    scaler = TemperatureScaling(from_probs=from_probs, method=method)
+    scaler = TemperatureScaling(
+        from_probs=from_probs, method=method, clip=clip, check_logits=check_logits
+    )
     return scaler.fit(logits, labels).temperature_
 
 
-def _logits(scores: Any, *, from_probs: bool, where: str) -> np.ndarray:
-    if not from_probs:
+def _check_settings(ts: TemperatureScaling, *, where: str) -> None:
+    if not isinstance(ts.from_probs, (bool, np.bool_)):
+        raise InputError(f"{where}: from_probs must be True or False, got {ts.from_probs!r}.")
+    v.clip_setting(ts.clip, where=where)
+    if not ts.from_probs:
+        no_clip_for_logits(ts.clip, where=where)
+
+
+def _logits(scores: Any, *, settings: TemperatureScaling, where: str) -> np.ndarray:
+    """Logits as given, or those of probabilities (``from_probs``) under the ``clip`` policy:
+    the log of (N, C) rows, the log-odds of a 1-D P(label = 1)."""
+    _check_settings(settings, where=where)
+    if not settings.from_probs:
         return v.scores(scores, where=where)
     arr = v.to_numpy(scores, name="probs", where=where)
-    p = (
-        v.probabilities(arr, where=where)
-        if arr.ndim == 2
-        else v.confidence(arr, where=where, name="probs")
-    )
-    with np.errstate(divide="ignore"):
-        if p.ndim == 1:  # the logit of P(label = 1)
-            p64 = p.astype(np.float64)
-            return np.log(p64) - np.log1p(-p64)
+    if arr.ndim == 2:
+        p = v.probabilities(arr, where=where)
+        # a row with a 1 has zeros beside it: 0 is the value whose log is infinite
+        p = away_from_0_and_1(
+            p, clip=settings.clip, where=where, name="probs", takes="the log", ends=(0.0,)
+        )
         return np.log(p)
+    p = v.confidence(arr, where=where, name="probs")
+    p = away_from_0_and_1(p, clip=settings.clip, where=where, name="probs", takes="the log-odds")
+    p64 = p.astype(np.float64)
+    return np.log(p64) - np.log1p(-p64)
 
 
-def _prepare(scores: Any, labels: Any, *, from_probs: bool, where: str):
-    z = _logits(scores, from_probs=from_probs, where=where)
+def _prepare(scores: Any, labels: Any, *, settings: TemperatureScaling, where: str):
+    z = _logits(scores, settings=settings, where=where)
     n_classes = 2 if z.ndim == 1 else z.shape[1]
     y = v.labels(labels, n=z.shape[0], n_classes=n_classes, where=where)
-    if z.ndim == 1:
-        if from_probs and not np.all(np.isfinite(z)):
-            raise InputError(
-                f"{where}: probabilities of exactly 0 or 1 have infinite logits; temperature "
-                "scaling cannot move them. Pass the model's logits instead."
-            )
-        if np.all(y == y[0]):
-            raise InputError(
-                f"{where}: every label is {y[0]}; a calibration split needs both outcomes."
-            )
-    elif from_probs:
-        true = np.take_along_axis(z, y[:, None], axis=1)[:, 0]
-        if np.isneginf(true).any():
-            count = int(np.isneginf(true).sum())
-            raise InputError(
-                f"{where}: {count} rows give their true class probability exactly 0, so the NLL "
-                f"is infinite at every temperature (first at row "
-                f"{int(np.argmax(np.isneginf(true)))}). Pass the model's logits instead."
-            )
+    if not settings.from_probs:
+        v.logits_not_probabilities(z, where=where, check=settings.check_logits)
+    if z.ndim == 1 and np.all(y == y[0]):
+        raise InputError(
+            f"{where}: every label is {y[0]}; a calibration split needs both outcomes."
+        )
     return z, y
 
 
