@@ -15,7 +15,7 @@ from .forecasts import softmax, top_label
 from .measure.bins import BinStats
 from .measure.errors import classwise_ece, debiased_squared_ce_from_stats, ece_from_stats
 from .measure.intervals import INTERVALS
-from .measure.ranking import auc as auc_score
+from .measure.ranking import auc_of
 from .measure.reliability import ReliabilityTable, make_table
 from .measure.scores import BrierDecomposition, brier, decompose_stats, nll
 from .measure.slope import CalibrationSlope, slope_of
@@ -614,4 +614,4 @@ def audit_from_summary(
 def _auc_or_none(conf: np.ndarray, outcome: np.ndarray) -> float | None:
     if outcome.all() or not outcome.any():
         return None  # AUC needs both outcomes; the report shows "-"
-    return auc_score(conf, outcome)
+    return auc_of(conf, np.asarray(outcome, dtype=bool))

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..audit import Prepared
 from ..measure.bins import BinStats, Edges
-from ..measure.ranking import auc as auc_score
+from ..measure.ranking import auc_of
 from ..measure.scores import brier, nll
 from ..measure.slope import slope_of
 from ..measure.summary import Summary
@@ -48,7 +48,7 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
 
     wanted = needs(binning, kind=f.kind, n_classes=f.n_classes, where=where)
     edges = plan_edges(wanted, n=f.conf.size, order_statistics=order_statistics, where=where)
-    auc = None if f.outcome.all() or not f.outcome.any() else auc_score(f.conf, f.outcome)
+    auc = None if f.outcome.all() or not f.outcome.any() else auc_of(f.conf, f.outcome)
     return replace(
         chunk_summary(f, edges, closed={k: w.closed for k, w in wanted.items()}),
         auc=auc,

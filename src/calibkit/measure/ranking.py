@@ -9,7 +9,7 @@ import numpy as np
 from .. import _validate as v
 from .._errors import InputError
 
-__all__ = ["auc"]
+__all__ = ["auc", "auc_of", "pair_counts"]
 
 
 def auc(scores: Any, labels: Any) -> float:
@@ -17,7 +17,8 @@ def auc(scores: Any, labels: Any) -> float:
     correctly, ties counting one half (Mann-Whitney U / (n_pos n_neg)).
 
     Depends only on the order of the scores, so any strictly increasing map of them (a
-    temperature, a sigmoid) leaves it bit-identical. O(N log N).
+    temperature, a sigmoid) leaves it bit-identical. Exact: the pairs are counted as integers
+    (:func:`auc_of`).
 
     Examples
     --------
@@ -29,13 +30,30 @@ def auc(scores: Any, labels: Any) -> float:
     s = v.float_array(scores, name="scores", where=where, ndim=1)
     v.finite(s, name="scores", where=where)
     y = v.labels(labels, n=s.shape[0], n_classes=2, where=where) == 1
-    n_pos = int(np.count_nonzero(y))
-    n_neg = y.size - n_pos
-    if n_pos == 0 or n_neg == 0:
-        only = "positive" if n_neg == 0 else "negative"
+    if y.all() or not y.any():
+        only = "positive" if y.all() else "negative"
         raise InputError(f"{where}: every label is {only}; AUC needs at least one of each class.")
-    from scipy.stats import rankdata
+    return auc_of(s, y)
 
-    ranks = rankdata(s)  # average ranks: ties count one half
-    u = ranks[y].sum() - n_pos * (n_pos + 1) / 2.0
-    return float(u / (n_pos * n_neg))
+
+def pair_counts(scores: np.ndarray, positive: np.ndarray) -> tuple[int, int, int]:
+    """(2U, n_pos, n_neg) of checked scores: U counts the (positive, negative) pairs a score
+    orders correctly, ties one half, so 2U is a whole number.
+
+    The positives' and the negatives' scores are sorted apart (two plain sorts, no argsort) and
+    each positive counts the negatives below it and those equal to it by binary search.
+    """
+    s = scores + 0  # -0.0 becomes 0.0: equal values must sort as one
+    pos = np.sort(s[positive])
+    neg = np.sort(s[~positive])
+    below = np.searchsorted(neg, pos, side="left")
+    upto = np.searchsorted(neg, pos, side="right")
+    twice_u = 2 * int(below.sum(dtype=np.int64)) + int((upto - below).sum(dtype=np.int64))
+    return twice_u, int(pos.size), int(neg.size)
+
+
+def auc_of(scores: np.ndarray, positive: np.ndarray) -> float:
+    """:func:`auc` of checked arrays (finite scores, a boolean ``positive`` holding both
+    classes): the exact pair count, divided once."""
+    twice_u, n_pos, n_neg = pair_counts(scores, positive)
+    return twice_u / (2.0 * n_pos * n_neg)
