@@ -333,10 +333,10 @@ def table_of(
     rows = [
         _row("act_all", "act on everything", 0.0, test, val, l_wrong, l_defer),
         _row("defer_all", "defer everything", math.inf, test, val, l_wrong, l_defer),
-        _row("chow", "Chow's rule (Eq. 11)", chow, test, val, l_wrong, l_defer),
+        _row("chow", "Chow's rule", chow, test, val, l_wrong, l_defer),
         _row(
             "chosen",
-            "chosen on validation (Eq. 12)",
+            "chosen on validation",
             choice.threshold,
             test,
             val,

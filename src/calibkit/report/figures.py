@@ -611,7 +611,7 @@ def cost_curve(
         drawstyle="steps-pre",
         color=_BLUE,
         lw=1.5,
-        label="cost per case (Eq. 12)",
+        label="cost per case",
         zorder=2,
     )
     curve.set_gid("calibkit-cost")
@@ -635,7 +635,7 @@ def cost_curve(
         mec="black",
         mew=0.7,
         clip_on=False,
-        label=f"Chow (Eq. 11): threshold {threshold_text(chow)}, cost {chow_cost:.4f}",
+        label=f"Chow's rule: threshold {threshold_text(chow)}, cost {chow_cost:.4f}",
         zorder=4,
     )
     chow_point.set_gid("calibkit-chow")
