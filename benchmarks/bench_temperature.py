@@ -3,10 +3,10 @@
     .venv-bench/bin/python benchmarks/bench_temperature.py            # demo, 1e6 x 10, 5e4 x 1000
     .venv-bench/bin/python benchmarks/bench_temperature.py --quick    # small sizes only
 
-Cases: seed 002's 4,000-example demo (4 classes, labels ~ softmax(z*), reported z = 2.5 z*,
-regenerated bit for bit from its JavaScript generator, stored as float32), and float32 logits
-(N=1e6, C=10) and (N=5e4, C=1000) with labels drawn by Gumbel-max from z / 2.5, so the
-maximum-likelihood T is near 2.5.
+Cases: a 4,000-example demo (4 classes, labels ~ softmax(z*), reported z = 2.5 z*, drawn with
+the mulberry32 generator, seed 11, as a JavaScript demo draws them; stored as float32), and
+float32 logits (N=1e6, C=10) and (N=5e4, C=1000) with labels drawn by Gumbel-max from z / 2.5,
+so the maximum-likelihood T is near 2.5.
 
 Per method: best of 3 calls after a warm-up (the warm-up alone when it takes > 60 s), the fitted
 T, its relative error against calibkit's T and against an independent reference (scipy
@@ -338,9 +338,9 @@ def main(argv=None):
     sizes = [(10**5, 10), (5_000, 1000)] if a.quick else [(10**6, 10), (50_000, 1000)]
     rows, infos = [], []
 
-    z, y = TP.seed002_demo()
+    z, y = TP.demo_4000x4()
     z = z.astype(np.float32)
-    r, i = bench_case("seed002 demo 4000x4", z, y, methods, own_ref=not a.no_own_ref)
+    r, i = bench_case("demo 4000x4", z, y, methods, own_ref=not a.no_own_ref)
     rows += r
     infos.append(i)
     for N, C in sizes:

@@ -101,9 +101,9 @@ def _mulberry32(seed: int):
     return rand
 
 
-def seed002_demo() -> tuple[np.ndarray, np.ndarray]:
-    """Seed 002's demo, bit for bit (its JavaScript mulberry32 generator, seed 11): 4,000
-    four-class rows, z* = 1.5 N(0, 1), y ~ softmax(z*) by inverse CDF, reported z = 2.5 z*.
+def demo_4000x4() -> tuple[np.ndarray, np.ndarray]:
+    """A small demo, bit for bit as a JavaScript demo draws it (mulberry32 generator, seed 11):
+    4,000 four-class rows, z* = 1.5 N(0, 1), y ~ softmax(z*) by inverse CDF, reported z = 2.5 z*.
     Returns float64 logits (the demo's numbers) and int64 labels."""
     rand = _mulberry32(11)
 

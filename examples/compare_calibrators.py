@@ -5,7 +5,8 @@ data, BEFORE and AFTER (the README's comparison table).
     python examples/compare_calibrators.py --quick    # fewer noise-floor simulations
 
 DenseNet-40 on CIFAR-10 ships its own validation (5,000) and test (10,000) logits; WRN-16-4 on
-CIFAR-100 ships 10,000 test probabilities, split here in half, stratified, with seed 0.
+CIFAR-100 ships 10,000 test probabilities, split here in half, stratified, with seed 0. Both files
+are in examples/data/ (sources and licences in its README.md).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import numpy as np
 import calibkit as ck
 
 DATA = Path(__file__).resolve().parent / "data"
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "image_classifiers"
 
 # (label in the table, calibkit method, settings, input the method takes)
 METHODS = [
@@ -50,25 +50,23 @@ def models() -> list[tuple[str, dict[str, np.ndarray]]]:
             },
         )
     )
-    wrn = SHARED / "wideresnet16_4_cifar_100_probs.npz"
-    if wrn.exists():  # not shipped (3.8 MB): read from the team's shared data when present
-        data = np.load(wrn)
-        probs, labels = data["probs"].astype(np.float64), data["labels"]
-        probs /= probs.sum(axis=1, keepdims=True)  # stored as float32: row sums off by 1e-7
-        fit, held = ck.stratified_split(labels, calibration_fraction=0.5, seed=0)
-        with np.errstate(divide="ignore"):
-            logits = np.log(probs)
-        found.append(
-            (
-                "WRN-16-4, CIFAR-100 (10,000 test probabilities split in half, stratified)",
-                {
-                    "fit_logits": logits[fit],
-                    "fit_labels": labels[fit],
-                    "eval_logits": logits[held],
-                    "eval_labels": labels[held],
-                },
-            )
+    data = np.load(DATA / "wideresnet16_4_cifar_100_probs.npz")
+    probs, labels = data["probs"].astype(np.float64), data["labels"]
+    probs /= probs.sum(axis=1, keepdims=True)  # stored as float32: row sums off by 1e-7
+    fit, held = ck.stratified_split(labels, calibration_fraction=0.5, seed=0)
+    with np.errstate(divide="ignore"):
+        logits = np.log(probs)
+    found.append(
+        (
+            "WRN-16-4, CIFAR-100 (10,000 test probabilities split in half, stratified)",
+            {
+                "fit_logits": logits[fit],
+                "fit_labels": labels[fit],
+                "eval_logits": logits[held],
+                "eval_labels": labels[held],
+            },
         )
+    )
     return found
 
 

@@ -2,18 +2,17 @@
 
 1. 11 LLMs x 5 question sets (examples/data/llm_stated_confidence.parquet): the verbalized
    confidence and the answer-token probability, per model and question set.
-2. 48 models on 300 gastroenterology board questions (read from
-   /work/shared/data/llm_confidence/gastro_board/ or $CALIBKIT_GASTRO when present): the stated
-   confidence on a 0-10 scale, divided by 10. Empty cells and the placeholder strings
+2. 48 models on 300 gastroenterology board questions (examples/data/gastro_board_48_llms.csv):
+   the stated confidence on a 0-10 scale, divided by 10. Empty cells and the placeholder strings
    "cell_empty" / "no_confidence" are excluded from that model's metrics and counted.
 
-Run: python examples/stated_confidence_report.py
+Run: python examples/stated_confidence_report.py (sources and licences of both data sets in
+examples/data/README.md)
 """
 
 from __future__ import annotations
 
 import csv
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -23,12 +22,7 @@ from calibkit.stated.audit import StatedAudit, audit_stated
 
 HERE = Path(__file__).resolve().parent
 LLM11 = HERE / "data" / "llm_stated_confidence.parquet"
-GASTRO = Path(
-    os.environ.get(
-        "CALIBKIT_GASTRO",
-        "/work/shared/data/llm_confidence/gastro_board/confidence_correctness_48_llms.csv",
-    )
-)
+GASTRO = HERE / "data" / "gastro_board_48_llms.csv"
 SHORT = {"stated_confidence": "stated", "chosen_token_confidence": "token", "confidence": "stated"}
 
 
@@ -87,25 +81,21 @@ def main() -> None:
     llm11 = audit_stated(pq.read_table(LLM11))
     print("## 11 LLMs x 5 question sets (verbalized vs answer-token confidence)\n")
     print(table(llm11))
-    if GASTRO.exists():
-        data, excluded = read_gastro(GASTRO)
-        gastro = audit_stated(data, group_by=("llm",), sources=("confidence",))
-        print("\n## 48 models, 300 gastroenterology board questions (stated 0-10, /10)\n")
-        print(table(gastro, "gastro_board"))
-        by_reason: Counter[str] = Counter()
-        for (_, reason), k in excluded.items():
-            by_reason[reason] += k
-        print("\nExcluded cells (not filled):", dict(by_reason))
-        worst = sorted(
-            {m for m, _ in excluded}, key=lambda m: -sum(excluded[(m, r)] for r in by_reason)
+    data, excluded = read_gastro(GASTRO)
+    gastro = audit_stated(data, group_by=("llm",), sources=("confidence",))
+    print("\n## 48 models, 300 gastroenterology board questions (stated 0-10, /10)\n")
+    print(table(gastro, "gastro_board"))
+    by_reason: Counter[str] = Counter()
+    for (_, reason), k in excluded.items():
+        by_reason[reason] += k
+    print("\nExcluded cells (not filled):", dict(by_reason))
+    worst = sorted(
+        {m for m, _ in excluded}, key=lambda m: -sum(excluded[(m, r)] for r in by_reason)
+    )
+    for m in worst[:8]:
+        print(
+            f"- {m}: " + ", ".join(f"{r} {excluded[(m, r)]}" for r in by_reason if excluded[(m, r)])
         )
-        for m in worst[:8]:
-            print(
-                f"- {m}: "
-                + ", ".join(f"{r} {excluded[(m, r)]}" for r in by_reason if excluded[(m, r)])
-            )
-    else:
-        print(f"\n(gastro board not found at {GASTRO}; skipped)")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The public face: the names DESIGN.md promises, a sorted __all__, and a light import."""
+"""The public face: the names the README documents, a sorted __all__, and a light import."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def test_all_is_sorted_and_pinned():
 
 
 def test_contract_signatures_from_design():
-    # arrays first, options keyword-only, the defaults DESIGN.md states
+    # arrays first, options keyword-only, the documented defaults
     def keyword_defaults(fn):
         params = inspect.signature(fn).parameters.values()
         return {p.name: p.default for p in params if p.kind is p.KEYWORD_ONLY}

@@ -25,8 +25,8 @@ COSTS = ["--wrong-cost", "10", "--defer-cost", "1"]
 POLICIES = [
     "act on everything",
     "defer everything",
-    "Chow's rule (Eq. 11)",
-    "chosen on validation (Eq. 12)",
+    "Chow's rule",
+    "chosen on validation",
 ]
 runner = CliRunner()
 
@@ -140,8 +140,9 @@ def test_confidence_csv(tmp_path):
     assert d["policy_table"]["calibrated_risk_coverage"] is None
 
 
-def test_seed_five_predictions_csv(tmp_path):
-    # two copies of seed 002's five predictions: each half gets one (split by outcome)
+def test_five_predictions_csv(tmp_path):
+    # two copies of five predictions (the third and fifth wrong): each half gets one (split by
+    # outcome)
     conf = [0.95, 0.9, 0.8, 0.7, 0.6] * 2
     correct = [1, 1, 0, 1, 0] * 2
     path = write_csv(tmp_path / "five.csv", {"confidence": conf, "correct": correct})

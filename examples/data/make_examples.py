@@ -1,15 +1,19 @@
-"""Regenerate the example data of this folder from the team's shared data (see README.md).
+"""Regenerate the shipped data (this folder and ``tests/stated/data/``) from the collected sources.
 
-    python examples/data/make_examples.py [--source ../shared/data]
+    python examples/data/make_examples.py --source DIR
 
-Two files are copied byte for byte; the language-model CSV becomes a Parquet file with typed
-columns (``correct`` TRUE/FALSE -> int8 1/0). Every row is kept; missing token probabilities stay
-missing (null). The script checks the values and stops if any is out of range.
+``DIR`` holds the files as collected from the public repositories named in README.md, under the
+relative paths listed below (``COPIES``, ``LLM_SOURCE``, ``TEST_COPIES``, ``RAW_REPLIES``). Four
+files are copied byte for byte; the language-model CSV becomes a Parquet file with typed columns
+(``correct`` TRUE/FALSE -> int8 1/0); the raw replies keep only the columns the parser test reads,
+every cell's text unchanged. Every row is kept; missing token probabilities stay missing (null).
+The script checks the values and stops if any is out of range.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
 import shutil
 import sys
@@ -21,13 +25,24 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_SOURCE = HERE.parents[2] / "shared" / "data"  # <repo>/../shared/data
+TESTS = HERE.parents[1] / "tests" / "stated" / "data"
 MAX_BYTES = 1_500_000
 
 COPIES = {
     "densenet40_cifar10_logits.npz": "image_classifiers/densenet40_cifar10_logits.npz",
     "resnet110_c10.csv": "image_classifiers/top1/resnet110_c10.csv",
+    "wideresnet16_4_cifar_100_probs.npz": "image_classifiers/wideresnet16_4_cifar_100_probs.npz",
+    "gastro_board_48_llms.csv": "llm_confidence/gastro_board/confidence_correctness_48_llms.csv",
 }
+TEST_COPIES = {
+    "confidence_sentence_to_number_300.jsonl": (
+        "llm_confidence/gastro_board/confidence_sentence_to_number_300.jsonl"
+    ),
+}
+RAW_REPLIES = "llm_confidence/raw_replies"
+#: the columns tests/stated/test_parse.py reads: the reply, whether the source parsed it, and
+#: what it parsed (the answer and a probability per option, or one confidence)
+RAW_COLUMNS = ("content", "coerce", "Answer", "A", "B", "C", "D", "E", "Confidence")
 LLM_SOURCE = "llm_confidence/stated_confidence_11_llms.csv"
 LLM_TARGET = "llm_stated_confidence.parquet"
 LLM_TYPES = {
@@ -47,8 +62,27 @@ def sha256(path: Path) -> str:
 
 def copy(source: Path, target: Path) -> None:
     shutil.copyfile(source, target)
-    assert sha256(source) == sha256(target)
+    if sha256(source) != sha256(target):
+        sys.exit(f"{target} differs from {source} after copying")
     print(f"{target.name}: copied from {source} ({target.stat().st_size:,} bytes)")
+
+
+def trim_replies(source: Path, target: Path) -> None:
+    """Keep the columns of ``RAW_COLUMNS`` that ``source`` has, every row and cell text as is."""
+    with source.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames or []
+        keep = [c for c in RAW_COLUMNS if c in fields]
+        rows = [[row[c] for c in keep] for row in reader]
+    with target.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(keep)
+        writer.writerows(rows)
+    with target.open(newline="", encoding="utf-8") as f:
+        back = list(csv.reader(f))
+    if back[1:] != rows:
+        sys.exit(f"{target} does not read back as written")
+    print(f"{target.name}: {len(rows):,} rows, columns {', '.join(keep)} of {len(fields)}")
 
 
 def convert_llm(source: Path, target: Path) -> None:
@@ -92,13 +126,20 @@ def main() -> None:
     parser.add_argument(
         "--source",
         type=Path,
-        default=DEFAULT_SOURCE,
-        help=f"the shared data folder (default {DEFAULT_SOURCE})",
+        required=True,
+        help="the folder of collected sources (image_classifiers/, llm_confidence/)",
     )
     args = parser.parse_args()
     for target, relative in COPIES.items():
         copy(args.source / relative, HERE / target)
     convert_llm(args.source / LLM_SOURCE, HERE / LLM_TARGET)
+    TESTS.mkdir(parents=True, exist_ok=True)
+    for target, relative in TEST_COPIES.items():
+        copy(args.source / relative, TESTS / target)
+    replies = TESTS / "raw_replies"
+    replies.mkdir(exist_ok=True)
+    for source in sorted((args.source / RAW_REPLIES).glob("*.csv")):
+        trim_replies(source, replies / source.name)
 
 
 if __name__ == "__main__":

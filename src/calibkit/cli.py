@@ -1089,7 +1089,7 @@ def _write_table_atomic(target: Path, columns: dict[str, np.ndarray]) -> None:
 
 
 def _render_ledger(ledger, console, *, source: str, out: Path) -> None:
-    """The ledger as rich tables: header, seed 000's table, notes, and where the map went."""
+    """The ledger as rich tables: header, the BEFORE/AFTER table, notes, and where the map went."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -1127,8 +1127,8 @@ _SPLIT = "Split"
 
 
 @app.command(
-    help="Turn the confidence into act / defer decisions with stated costs: seed 002's policy "
-    "table.\n\n"
+    help="Turn the confidence into act / defer decisions with stated costs: a policy table "
+    "chosen on one half and judged on the other.\n\n"
     "The rows are split (stratified, seeded) into a choosing half and a reporting half. Every "
     "threshold is chosen on the choosing half (for logits, temperature scaling is fitted there "
     "too) and every cost, coverage and risk is reported on the other. Prints the policy table "
@@ -1232,7 +1232,7 @@ def decide(
     quiet: QuietOption = False,
     html: HtmlOption = None,
 ) -> None:
-    """Seed 002's policy table: thresholds chosen on one half, reported on the other."""
+    """The policy table: thresholds chosen on one half, reported on the other."""
     from .decide.binary import binary_costs, binary_policy_table
     from .decide.policy import decision_report, policy_table
     from .decide.thresholds import costs

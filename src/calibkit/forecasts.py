@@ -60,7 +60,7 @@ def softmax(logits: Any, *, axis: int = -1) -> np.ndarray:
 
     Examples
     --------
-    Seed 002: logits (2, 1, 0) give confidence 0.665 at temperature 1.
+    Logits (2, 1, 0) give confidence 0.665 at temperature 1.
 
     >>> import calibkit as ck
     >>> round(float(ck.softmax([2.0, 1.0, 0.0]).max()), 3)

@@ -59,7 +59,7 @@ def test_hand_worked_case_every_region():
     assert brute_force(conf, out, 9, 3, 0.5, 5)[:2] == (0.8, 0.5)
 
 
-def test_seed_five_predictions_tie_goes_to_fewer_escalated():
+def test_five_predictions_tie_goes_to_fewer_escalated():
     conf, out = [0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0]
     c = choose_actions(conf, out, l_wrong=9, l_defer=3, l_ask=1, l_ask_wrong=5)
     # act on two and escalate three costs 9, as does act two, ask two, escalate one

@@ -1,4 +1,4 @@
-"""risk_coverage: seed 002's five-prediction table, the identities of the curve, bad input."""
+"""risk_coverage: a five-prediction table worked by hand, the identities of the curve, bad input."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 import calibkit as ck
 
-# Seed 002, section 8: five predictions sorted by confidence, l_wrong = 10, l_defer = 1.
+# Five predictions sorted by confidence, the third and fifth wrong; l_wrong = 10, l_defer = 1.
 CONF = [0.95, 0.9, 0.8, 0.7, 0.6]
 OUT = [1, 1, 0, 1, 0]
 
-# threshold, acted on, coverage, risk (NaN: none acted on), cost per case (Equation 12)
-SEED_TABLE = [
+# threshold, acted on, coverage, risk (NaN: none acted on), cost per case, all by hand
+FIVE_TABLE = [
     (math.inf, 0, 0.0, math.nan, 1.0),
     (0.95, 1, 0.2, 0.0, 0.8),
     (0.9, 2, 0.4, 0.0, 0.6),
@@ -27,18 +27,18 @@ SEED_TABLE = [
 
 
 def _cost(coverage: float, risk: float, l_wrong: float = 10, l_defer: float = 1) -> float:
-    """Equation 12 from the curve: coverage * risk * l_wrong + (1 - coverage) * l_defer."""
+    """The cost per case from the curve: coverage * risk * l_wrong + (1 - coverage) * l_defer."""
     return (0.0 if coverage == 0 else coverage * risk * l_wrong) + (1 - coverage) * l_defer
 
 
-# ----------------------------------------------------------------------------- seed 002
+# ----------------------------------------------------------------------------- five predictions
 
 
-def test_seed_table_row_by_row():
+def test_five_prediction_table_row_by_row():
     rc = ck.risk_coverage(CONF, OUT)
     assert rc.n == 5 and rc.errors == 2
-    assert rc.threshold.size == len(SEED_TABLE)
-    for j, (t, acted, cov, risk, cost) in enumerate(SEED_TABLE):
+    assert rc.threshold.size == len(FIVE_TABLE)
+    for j, (t, acted, cov, risk, cost) in enumerate(FIVE_TABLE):
         assert rc.threshold[j] == t
         assert rc.coverage[j] == pytest.approx(cov, abs=1e-15)
         assert round(rc.coverage[j] * rc.n) == acted
@@ -49,7 +49,7 @@ def test_seed_table_row_by_row():
         assert _cost(rc.coverage[j], rc.risk[j]) == pytest.approx(cost, abs=1e-12)
 
 
-def test_seed_table_rounded_as_printed():
+def test_five_prediction_table_rounded_as_printed():
     rc = ck.risk_coverage(CONF, OUT)
     assert [round(float(r), 2) for r in rc.risk[1:]] == [0.0, 0.0, 0.33, 0.25, 0.4]
     assert rc.coverage.tolist() == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
@@ -62,7 +62,7 @@ def test_risk_not_monotone_in_coverage():
     assert np.any(np.diff(rc.risk[1:]) < 0) and np.any(np.diff(rc.risk[1:]) > 0)
 
 
-def test_seed_table_order_of_input_does_not_matter():
+def test_five_prediction_table_order_of_input_does_not_matter():
     perm = [3, 0, 4, 2, 1]
     a = ck.risk_coverage(CONF, OUT)
     b = ck.risk_coverage([CONF[i] for i in perm], [OUT[i] for i in perm])
@@ -71,7 +71,7 @@ def test_seed_table_order_of_input_does_not_matter():
     assert np.array_equal(a.risk, b.risk, equal_nan=True)
 
 
-def test_seed_aurc_by_hand():
+def test_five_predictions_aurc_by_hand():
     rc = ck.risk_coverage(CONF, OUT)
     # mean over k of the risk of the k most confident: (0 + 0 + 1/3 + 1/4 + 2/5) / 5
     assert rc.aurc == pytest.approx((0 + 0 + 1 / 3 + 1 / 4 + 2 / 5) / 5, abs=1e-15)

@@ -1,4 +1,4 @@
-"""policy_table / decision_report: seed 002's validation -> test protocol, policy by policy."""
+"""policy_table / decision_report: the validation -> test protocol, policy by policy."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def densenet_table(densenet) -> PolicyTable:
 # ----------------------------------------------------------------------------- by hand
 
 
-def test_seed_five_predictions_on_themselves():
+def test_five_predictions_on_themselves():
     t = policy_table(CONF, OUT, CONF, OUT, l_wrong=10, l_defer=1)
     assert [r.key for r in t.rows] == KEYS[:4]
     costs = {r.key: r.cost for r in t.rows}
@@ -67,8 +67,8 @@ def test_validation_chooses_test_reports():
     assert t.row("act_all").cost == 0.0 and t.best.key == "act_all"
 
 
-def test_check_yourself_in_the_table():
-    """Seed 002's check-yourself: Chow's 0.96 acts on predictions right 90% of the time, at
+def test_chow_on_a_miscalibrated_confidence_in_the_table():
+    """Costs 50 and 2: Chow's 0.96 acts on predictions right 90% of the time, at
     5 per case against 2 for deferring; the validation choice defers instead."""
     conf = np.array([0.97] * 50 + [0.99] * 50)
     out = np.tile([1] * 9 + [0], 10)
@@ -197,7 +197,7 @@ def test_densenet_identities(densenet, densenet_table):
     assert t.row("act_all").cost == pytest.approx(error_rate * 10, abs=1e-12)
     assert t.row("act_all").risk == pytest.approx(error_rate, abs=1e-12)
     assert t.test_error_rate == pytest.approx(error_rate)
-    # the threshold is the validation choice, its test cost Equation 12 at that threshold
+    # the threshold is the validation choice, its test cost the cost per case at that threshold
     val_conf, val_out = act_forecast(
         densenet["val_logits"], densenet["val_labels"], from_logits=True
     )
@@ -223,7 +223,8 @@ def test_densenet_numbers(densenet_table):
     """The measured numbers (DenseNet-40 on CIFAR-10, costs 10 and 1): acting on everything
     (0.76 per case) is cheaper than deferring here (the model is 92.4% accurate); Chow on the
     raw, overconfident confidences acts too often (0.49); the validation choice (0.31) and
-    Chow after temperature scaling (0.31) land close together, as seed 002 says they should."""
+    Chow after temperature scaling (0.31) land close together, as they should once the
+    confidence is calibrated."""
     t = densenet_table
     assert t.temperature == pytest.approx(2.8826, abs=1e-3)
     expected = {  # coverage, risk, cost per case on test

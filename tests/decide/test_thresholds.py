@@ -1,4 +1,5 @@
-"""chow_threshold and choose_threshold: seed 002's numbers, the check-yourself, the identities."""
+"""chow_threshold and choose_threshold: numbers worked by hand, a miscalibrated case, the
+identities."""
 
 from __future__ import annotations
 
@@ -16,17 +17,17 @@ CONF = [0.95, 0.9, 0.8, 0.7, 0.6]
 OUT = [1, 1, 0, 1, 0]
 
 
-# ----------------------------------------------------------------------------- Chow (Eq. 11)
+# ------------------------------------------------------- Chow: act when p >= 1 - l_defer / l_wrong
 
 
-def test_chow_seed_values():
+def test_chow_values_by_hand():
     assert ck.chow_threshold(10, 1) == pytest.approx(0.9, abs=1e-15)
     assert ck.chow_threshold(20, 1) == pytest.approx(0.95, abs=1e-15)
     assert ck.chow_threshold(50, 2) == pytest.approx(0.96, abs=1e-15)
 
 
-def test_check_yourself_costs_50_and_2():
-    """Seed 002: Chow gives 0.96; if predictions at or above it are right only 90% of the
+def test_chow_costs_50_and_2_on_a_miscalibrated_confidence():
+    """Chow gives 1 - 2/50 = 0.96; if predictions at or above it are right only 90% of the
     time, acting costs 0.10 * 50 = 5 per case against 2 for a review."""
     lam = ck.chow_threshold(50, 2)
     assert lam == pytest.approx(0.96)
@@ -38,7 +39,7 @@ def test_check_yourself_costs_50_and_2():
     cost, n_acted, wrong = cost_at(conf, out, lam, 50.0, 2.0)
     assert (n_acted, wrong) == (100, 10)
     assert cost == pytest.approx(5.0)
-    # deferring them costs 2; Equation 12 on these data defers (acting costs more at every
+    # deferring them costs 2; the cost-minimising threshold on these data defers (acting costs more at every
     # threshold here: each tie group is wrong 10% of the time)
     c = ck.choose_threshold(conf, out, 50, 2)
     assert c.chow_cost == pytest.approx(5.0)
@@ -46,10 +47,10 @@ def test_check_yourself_costs_50_and_2():
     assert c.cost < c.chow_cost
 
 
-# ----------------------------------------------------------------------------- Eq. 12
+# ------------------------------------------------------------ the threshold of least cost per case
 
 
-def test_seed_choice_is_0_9_at_0_6_per_case():
+def test_five_predictions_choice_is_0_9_at_0_6_per_case():
     c = ck.choose_threshold(CONF, OUT, 10, 1)
     assert c.threshold == 0.9
     assert c.cost == pytest.approx(0.6, abs=1e-15)
@@ -65,7 +66,7 @@ def test_seed_choice_is_0_9_at_0_6_per_case():
     ("threshold", "cost"),
     [(1.0, 1.0), (0.95, 0.8), (0.9, 0.6), (0.8, 2.4), (0.7, 2.2), (0.6, 4.0), (0.0, 4.0)],
 )
-def test_seed_cost_per_case_at_every_threshold(threshold, cost):
+def test_five_predictions_cost_per_case_at_every_threshold(threshold, cost):
     got, _, _ = cost_at(np.array(CONF), np.array(OUT), threshold, 10.0, 1.0)
     assert got == pytest.approx(cost, abs=1e-12)
 
@@ -125,14 +126,14 @@ def test_choice_never_costs_more_than_acting_on_all_or_deferring_all(rows, ratio
     for t in np.unique(conf):
         got, _, _ = cost_at(conf, out, float(t), l_wrong, l_defer)
         assert c.cost <= got + 1e-12
-    # its reported cost is Equation 12 at its threshold
+    # its reported cost is the cost per case at its threshold
     again, n_acted, _ = cost_at(conf, out, c.threshold, l_wrong, l_defer)
     assert again == pytest.approx(c.cost, abs=1e-12) and n_acted == c.n_acted
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_calibrated_model_empirical_threshold_near_chow(seed):
-    """With a calibrated confidence and many cases the Equation 12 threshold lands near
+    """With a calibrated confidence and many cases the cost-minimising threshold lands near
     Chow's: the gap measures miscalibration, and here there is none."""
     rng = np.random.default_rng(seed)
     conf = rng.uniform(0.5, 1.0, 200_000)

@@ -1,4 +1,4 @@
-"""The ECE family beyond the seed numbers: norms, class-wise ECE, the debiased estimator."""
+"""The ECE family beyond the worked examples: norms, class-wise ECE, the debiased estimator."""
 
 from __future__ import annotations
 

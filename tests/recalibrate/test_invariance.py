@@ -13,7 +13,7 @@ from hypothesis.extra.numpy import arrays
 import calibkit as ck
 from calibkit.recalibrate.invariance import check_invariance
 
-# Seed 003's six examples: T = 1.22975, accuracy 4/6 at every temperature.
+# Six worked predictions: T = 1.22975, accuracy 4/6 at every temperature.
 SIX_LOGITS = np.array(
     [[3, 1, 0], [2.5, 1, 0], [3, 0.5, 0], [1.5, 2, 0], [0.5, 0, 1.5], [2, 2.2, 0]], dtype=float
 )
@@ -21,7 +21,7 @@ SIX_LABELS = np.array([0, 0, 1, 1, 2, 0])
 
 
 def overconfident_binary(n: int = 126, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 000's setting: a scorer whose probabilities sigma(s) are pushed too far from 1/2."""
+    """A link-predictor-like scorer whose probabilities sigma(s) are pushed too far from 1/2."""
     rng = np.random.default_rng(seed)
     s = rng.normal(-2.0, 2.0, n)
     y = (rng.random(n) < ck.sigmoid(s)).astype(int)
@@ -34,20 +34,20 @@ def overconfident_binary(n: int = 126, seed: int = 0) -> tuple[np.ndarray, np.nd
 def test_temperature_of_binary_scores_keeps_order_auc_and_decisions_bit_identically():
     s, y = overconfident_binary()
     ts = ck.TemperatureScaling().fit(s, y)
-    assert ts.temperature_ > 1.0  # overconfident: tau > 1 softens (seed 000)
+    assert ts.temperature_ > 1.0  # overconfident: tau > 1 softens
     p_before, p_after = ck.sigmoid(s), ts.predict_proba(s)
     report = check_invariance(p_before, p_after, labels=y)
     assert report.ok and report.moved == ()
     assert report.kind == "binary"
     assert report.names == ("order", "decisions", "accuracy", "auc")
-    # the same exact asserts as seed 000
+    # the same exact asserts as examples/knowledge_graph_audit.py
     assert np.array_equal(p_before >= 0.5, p_after >= 0.5)
     assert np.array_equal(np.argsort(p_before, kind="stable"), np.argsort(p_after, kind="stable"))
     assert report["auc"].before == report["auc"].after == ck.auc(p_before, y)
     assert report["accuracy"].before == report["accuracy"].after
 
 
-def test_softmax_temperature_keeps_argmax_on_seed_003():
+def test_softmax_temperature_keeps_argmax_on_six_predictions():
     ts = ck.TemperatureScaling().fit(SIX_LOGITS, SIX_LABELS)
     assert round(ts.temperature_, 5) == 1.22975
     report = check_invariance(

@@ -1,4 +1,4 @@
-"""compare_calibration: seed 000's BEFORE/AFTER ledger on held-out rows."""
+"""compare_calibration: the BEFORE/AFTER ledger on held-out rows."""
 
 from __future__ import annotations
 
@@ -137,9 +137,9 @@ def test_separate_evaluation_set_densenet():
     assert ledger.after["accuracy"] == ledger.before["accuracy"]
 
 
-def test_seed_003_six_examples_in_sample():
-    """Seed 003 fits and reports on the same six rows (it says so: optimistic); the ledger
-    reproduces its numbers when given them as the evaluation set."""
+def test_six_predictions_in_sample():
+    """Six worked predictions, fitted and reported on the same rows (optimistic, and said
+    so): the ledger reproduces their numbers when given them as the evaluation set."""
     ledger = compare_calibration(
         ck.TemperatureScaling(),
         SIX_LOGITS,
@@ -228,7 +228,7 @@ def test_a_broken_guarantee_is_flagged_in_the_table():
 # ----------------------------------------------------------------------------- output
 
 
-def test_str_is_seed_000s_table():
+def test_str_is_the_before_after_table():
     s, y = overconfident_binary(300)
     text = str(compare_calibration(ck.TemperatureScaling(), s, y, **FAST))
     lines = text.splitlines()

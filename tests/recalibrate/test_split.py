@@ -19,7 +19,7 @@ def labels_with_counts(counts: dict[int, int], seed: int = 0) -> np.ndarray:
 # ----------------------------------------------------------------------------- split
 
 
-def test_seed_000_split_halves_keep_the_class_ratio():
+def test_18_and_108_split_halves_keep_the_class_ratio():
     y = np.array([1] * 18 + [0] * 108)  # 18 true triples, 6 corruptions of each
     cal, ev = stratified_split(y, seed=0)
     assert (cal.size, ev.size) == (63, 63)

@@ -55,7 +55,7 @@ def reference_temperature(z: np.ndarray, y: np.ndarray) -> float:
 # --------------------------------------------------------------------------- seed numbers
 
 
-def test_seed003_six_examples():
+def test_six_predictions():
     ts = ck.TemperatureScaling().fit(SIX_LOGITS, SIX_LABELS)
     assert round(ts.temperature_, 5) == 1.22975
     assert round(ts.nll_before_, 5) == 0.82278
@@ -66,13 +66,13 @@ def test_seed003_six_examples():
     assert np.mean(after == SIX_LABELS) == 4 / 6
 
 
-def test_seed002_calibrated_logits_times_three_recover_three():
+def test_calibrated_logits_times_three_recover_three():
     z, y = calibrated_logits(20_000, 4, 1.5, seed=0)
     assert ck.fit_temperature(3.0 * z, y) == pytest.approx(3.0, rel=0.05)
     assert ck.fit_temperature(z, y) == pytest.approx(1.0, rel=0.05)
 
 
-def test_seed002_demo_recovers_two_and_a_half():
+def test_4000_row_demo_recovers_two_and_a_half():
     # 4,000 four-class predictions, labels from softmax(z*), reported logits z = 2.5 z*
     z_star, y = calibrated_logits(4000, 4, 1.5, seed=11)
     ts = ck.TemperatureScaling().fit(2.5 * z_star, y)
@@ -80,7 +80,7 @@ def test_seed002_demo_recovers_two_and_a_half():
     assert ts.nll_after_ < ts.nll_before_
 
 
-def test_seed000_binary_overconfident_scorer():
+def test_binary_overconfident_scorer():
     rng = np.random.default_rng(0)
     s_true = rng.normal(0, 2, 3000)
     y = (rng.random(3000) < 1 / (1 + np.exp(-s_true))).astype(int)

@@ -1,4 +1,4 @@
-"""Figures: checked structurally from fixed data (seed 002's predictions, a synthetic model)."""
+"""Figures: checked structurally from fixed data (worked predictions, a synthetic model)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from calibkit.report.figures import (  # noqa: E402
     save_figure,
 )
 
-# seed 002's ten predictions (section 3) and five predictions (section 8)
+# ten predictions (ECE 0.12 in two bins) and five predictions (the third and fifth wrong)
 CONF10 = [0.3, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 0.9]
 HIT10 = [1, 0, 1, 0, 1, 1, 0, 1, 0, 1]
 CONF5 = [0.95, 0.9, 0.8, 0.7, 0.6]
@@ -90,13 +90,13 @@ def check_diagram(ax, table):
 # ----------------------------------------------------------------------------- reliability
 
 
-def test_seed_ten_predictions_two_bins():
+def test_ten_predictions_two_bins():
     table = ck.reliability_bins(CONF10, HIT10, n_bins=2)
     ax = reliability_diagram(table)
     check_diagram(ax, table)
     assert len(by_gid(ax.collections, "calibkit-bins").get_offsets()) == 2
     gaps = [s[1, 1] - s[0, 1] for s in by_gid(ax.collections, "calibkit-gaps").get_segments()]
-    assert gaps == pytest.approx([0.10, 2 / 3 - 0.8])  # the seed's worked example
+    assert gaps == pytest.approx([0.10, 2 / 3 - 0.8])  # worked by hand: 0.5 - 0.4, 4/6 - 0.8
     title = ax.get_title()
     assert "ECE 0.1200" in title and "M = 2" in title and "N = 10" in title
     assert counts_axes(ax).get_yscale() == "linear"
@@ -248,7 +248,7 @@ def test_risk_coverage_refuses_other_results():
 def test_cost_curve_seed_five():
     ax = cost_curve(CONF5, HIT5, l_wrong=10, l_defer=1)
     curve = by_gid(ax.lines, "calibkit-cost")
-    # the seed's table: 4.0 acting on all, 2.2, 2.4, 0.6 at 0.9, 0.8 at 0.95, 1.0 above
+    # by hand: 4.0 acting on all, 2.2, 2.4, 0.6 at 0.9, 0.8 at 0.95, 1.0 above
     assert np.asarray(curve.get_ydata()).tolist() == pytest.approx(
         [4.0, 4.0, 2.2, 2.4, 0.6, 0.8, 1.0]
     )

@@ -1,11 +1,11 @@
-"""Golden table, agreement with the fields parsed in raw_replies, batch accounting and speed."""
+"""Golden table, agreement with the fields parsed in raw replies and with model-extracted
+numbers (data shipped in tests/stated/data/, sources in its README.md), batch accounting."""
 
 from __future__ import annotations
 
-import glob
+import csv
 import json
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +15,7 @@ from calibkit import InputError
 from calibkit.stated import ConfidenceParse, parse_batch, parse_confidence, parse_decision
 
 HERE = Path(__file__).parent
-# the team's shared data sits beside the repository (../shared), in CI as in a session
-_SHARED = [Path(__file__).resolve().parents[3] / "shared", Path("/work/shared")]
-DATA = next((p for p in _SHARED if p.exists()), _SHARED[0]) / "data" / "llm_confidence"
+DATA = HERE / "data"  # shipped with the tests; sources and licences in data/README.md
 GOLDEN = [json.loads(line) for line in (HERE / "golden_replies.jsonl").open(encoding="utf-8")]
 
 
@@ -78,41 +76,48 @@ def test_batch_counts_and_excludes() -> None:
 
 
 def _raw_agreement() -> tuple[int, int]:
-    pd = pytest.importorskip("pandas")
     agree = total = 0
-    for f in sorted(glob.glob(str(DATA / "raw_replies" / "*.csv"))):
-        d = pd.read_csv(f, keep_default_na=False)
-        decision = "Answer" in d.columns
-        opts = [c for c in "ABCDE" if c in d.columns]
-        for _, row in d.iterrows():
-            total += 1
-            ok = str(row["coerce"]) == "True"
-            if decision:
-                exp = (row["Answer"], float(row[row["Answer"]])) if ok else None
-                got = parse_decision(row["content"], opts)
-                same = (got is None) == (exp is None) and (
-                    got is None or (got[0] == exp[0] and math.isclose(got[1], exp[1]))
-                )
-            else:
-                expv = float(row["Confidence"]) if ok else None
-                v = parse_confidence(row["content"]).value
-                same = v == expv
-            agree += bool(same)
+    files = sorted((DATA / "raw_replies").glob("*.csv"))
+    assert [f.name for f in files] == [
+        "halu_eval_qa_deepseek-r1.csv",
+        "lsat_ar_test_Meta-Llama-3.1-8B-Instruct.csv",
+        "sat_en_gemini-2.5-flash.csv",
+        "sciq_test_gpt-4o.csv",
+    ]
+    for f in files:
+        with f.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            columns = reader.fieldnames or []
+            decision = "Answer" in columns
+            opts = [c for c in "ABCDE" if c in columns]
+            for row in reader:
+                total += 1
+                ok = row["coerce"] == "True"  # the source pipeline parsed this reply
+                if decision:
+                    exp = (row["Answer"], float(row[row["Answer"]])) if ok else None
+                    got = parse_decision(row["content"], opts)
+                    same = (got is None) == (exp is None) and (
+                        got is None or (got[0] == exp[0] and math.isclose(got[1], exp[1]))
+                    )
+                else:
+                    expv = float(row["Confidence"]) if ok else None
+                    v = parse_confidence(row["content"]).value
+                    same = v == expv
+                agree += bool(same)
     return agree, total
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="shared data not present")
 def test_agreement_with_raw_replies() -> None:
+    """The README's 99.3%: 3,411 of 3,436 raw replies of four models read as the source read
+    them. The 25 others: 24 SAT replies with unescaped quotes in their JSON, which calibkit calls
+    malformed (the source recovered an answer), and one LSAT all-zero distribution the source
+    rejected and calibkit reads as confidence 0."""
     agree, total = _raw_agreement()
-    # measured: 3411 / 3436 = 0.9927 (24 SAT replies with unescaped quotes in the JSON, which
-    # calibkit calls malformed; 1 LSAT all-zero distribution the source pipeline rejected)
-    assert total == 3436
-    assert agree / total >= 0.992
+    assert (agree, total) == (3411, 3436)
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="shared data not present")
 def test_agreement_with_model_extracted_sentences() -> None:
-    path = DATA / "gastro_board" / "confidence_sentence_to_number_300.jsonl"
+    path = DATA / "confidence_sentence_to_number_300.jsonl"
     rows = [json.loads(line) for line in path.open(encoding="utf-8")]
     agree = 0
     for r in rows:
@@ -124,17 +129,18 @@ def test_agreement_with_model_extracted_sentences() -> None:
     assert agree == len(rows) == 300  # measured: 300 / 300
 
 
-def test_speed_100k() -> None:
-    base = [
+def test_batch_of_four_reply_forms() -> None:
+    """JSON with a distribution, 'Answer/Confidence' lines, a 9/10 with no answer and two
+    conflicting numbers with no answer: two parsed (0.85 each), two 'no answer'.
+    (benchmarks/bench_parse.py times 100,000 of these.)"""
+    replies = [
         '{\n"Reasoning": "Oxidants accept electrons.",\n"Answer": "C",\n"A": 0.05,\n"B": 0.05,'
         '\n"C": 0.85,\n"D": 0.05\n}',
         "Answer: B\nConfidence: 85%",
         "**Confidence Level:** 9/10 I am highly confident in this decision.",
         "I'm about 80% sure but it could be 60%",
-    ]
-    replies = base * 25_000
-    t = time.perf_counter()
+    ] * 3
     rep = parse_batch(replies, options="ABCD")
-    dt = time.perf_counter() - t
-    assert rep.n == 100_000 and rep.reasons == {"no answer": 50_000}
-    assert dt < 10.0, dt  # measured about 0.5 s here; generous for slow CI
+    assert rep.n == 12 and rep.reasons == {"no answer": 6}
+    assert rep.answers == ["C", "B"] * 3 and np.allclose(rep.values, 0.85)
+    assert list(rep.indices) == [0, 1, 4, 5, 8, 9]

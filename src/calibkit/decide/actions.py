@@ -1,7 +1,7 @@
 """Three actions from a confidence: act, ask the user a clarifying question, or escalate to a
-person (seed 002, section 8, "Towards Module 12"). Two thresholds split the confidence range
-into three regions; both are set from stated costs, exactly on data and in closed form for a
-calibrated confidence."""
+person (Chow's reject option, Chow 1970, with a third, cheaper action). Two thresholds split
+the confidence range into three regions; both are set from stated costs, exactly on data and in
+closed form for a calibrated confidence."""
 
 from __future__ import annotations
 
@@ -337,11 +337,13 @@ def choose_actions(
 
     Examples
     --------
-    Seed 002's five predictions; a wrong action costs 9, escalating 3, asking 1 (5 when the
-    prediction is wrong). Acting on 0.95 and 0.9 costs 0, asking on 0.8 (wrong) and 0.7 costs
-    5 + 1, escalating 0.6 costs 3: 9 / 5 = 1.8 per case. Escalating all three below 0.9 costs
-    the same 9; the tie goes to the policy that escalates fewer. For a calibrated confidence the ask
-    line ``5 - 4p`` meets the act line ``9 - 9p`` at 0.8 and the escalate line 3 at 0.5.
+    Five predictions (0.95, 0.9, 0.8, 0.7, 0.6; the third and fifth wrong); a wrong action costs 9,
+    escalating 3, asking 1 (5 when the prediction is wrong). Acting on 0.95 and 0.9 costs 0, asking
+    on 0.8 (wrong) and 0.7 costs 5 + 1, escalating 0.6 costs 3: 9 / 5 = 1.8 per case. Escalating all
+    three below 0.9 costs the same 9; the tie goes to the policy that escalates fewer. For a
+    calibrated confidence the ask line ``5 - 4p`` meets the act line ``9 - 9p`` at 0.8 and the
+    escalate line 3 at 0.5.
+
 
     >>> from calibkit.decide.actions import choose_actions
     >>> c = choose_actions([0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0],

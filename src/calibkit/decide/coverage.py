@@ -1,5 +1,6 @@
-"""Selective prediction: act when the confidence reaches a threshold, defer otherwise (seed 002,
-section 8, Equation 10), and the risk-coverage curve that every threshold traces."""
+"""Selective prediction: act when the confidence reaches a threshold, defer otherwise, and the
+risk-coverage curve that every threshold traces (Geifman and El-Yaniv 2017, "Selective
+classification for deep neural networks")."""
 
 from __future__ import annotations
 
@@ -148,7 +149,7 @@ def risk_coverage(
     labels: Any = None,
     from_logits: bool = False,
 ) -> RiskCoverage:
-    """Coverage and selective risk at every distinct threshold (seed 002, Equation 10).
+    """Coverage and selective risk at every distinct threshold (Geifman and El-Yaniv 2017).
 
     Act when confidence >= threshold. Equal confidences form one step. AURC is the area under
     the step curve, each threshold's risk counted over the coverage it adds (with no ties, the
@@ -168,7 +169,7 @@ def risk_coverage(
 
     Examples
     --------
-    Seed 002's five predictions:
+    Five predictions, the third and fifth wrong:
 
     >>> import calibkit as ck
     >>> rc = ck.risk_coverage([0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0])

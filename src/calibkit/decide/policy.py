@@ -1,8 +1,9 @@
-"""The validation -> test protocol of seed 002's optional box, policy by policy: choose every
+"""The validation -> test protocol of a decision policy, policy by policy: choose every
 threshold on one split, report cost per case, coverage and selective risk on another.
 
 Five policies: act on everything, defer everything, Chow's rule on the model's confidence
-(Equation 11), the threshold that minimised the validation cost (Equation 12), and, when
+(Chow 1970: act when p >= 1 - l_defer / l_wrong), the threshold that minimised the validation
+cost per case (coverage x risk x l_wrong + (1 - coverage) x l_defer), and, when
 recalibrated confidences are given, Chow's rule on those (e.g. after temperature scaling fitted
 on validation). Nothing is tuned on the test split.
 """
@@ -59,11 +60,11 @@ class PolicyRow:
 
 @dataclass(frozen=True, eq=False)
 class PolicyTable:
-    """Seed 002's policy table: every threshold chosen on validation, judged on test.
+    """The policy table: every threshold chosen on validation, judged on test.
 
     ``rows`` in the order act on everything, defer everything, Chow's rule, the threshold chosen
     on validation, and (when recalibrated confidences were given) Chow's rule after
-    recalibration. ``choice`` is the Equation 12 choice on validation (with its validation cost,
+    recalibration. ``choice`` is the cost-minimising choice on validation (with its validation cost,
     coverage and risk, and the gap to Chow's threshold there). ``curve`` is the test split's
     risk-coverage curve of the model's confidence, ``calibrated_curve`` that of the recalibrated
     confidence (the same curve whenever recalibration preserves the order of the confidences).
@@ -230,9 +231,9 @@ def policy_table(
 ) -> PolicyTable:
     """Choose thresholds on validation, report each policy's cost, coverage and risk on test.
 
-    Seed 002's optional box: act on everything (threshold 0), defer everything, Chow's rule
-    ``confidence >= 1 - l_defer / l_wrong`` (Equation 11), the threshold minimising the
-    validation cost (Equation 12, :func:`choose_threshold`), and, when both calibrated arrays
+    Five policies: act on everything (threshold 0), defer everything, Chow's rule
+    ``confidence >= 1 - l_defer / l_wrong`` (Chow 1970), the threshold minimising the
+    validation cost per case (:func:`choose_threshold`), and, when both calibrated arrays
     are given, Chow's rule on the recalibrated confidences. The test outcomes choose nothing.
 
     Parameters
@@ -263,7 +264,8 @@ def policy_table(
 
     Examples
     --------
-    Seed 002's five predictions chosen on and reported on themselves (costs 10 and 1):
+    Five predictions (the third and fifth wrong) chosen on and reported on themselves (costs
+    10 and 1):
 
     >>> from calibkit.decide.policy import policy_table
     >>> conf, out = [0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0]
@@ -331,10 +333,10 @@ def table_of(
     rows = [
         _row("act_all", "act on everything", 0.0, test, val, l_wrong, l_defer),
         _row("defer_all", "defer everything", math.inf, test, val, l_wrong, l_defer),
-        _row("chow", "Chow's rule (Eq. 11)", chow, test, val, l_wrong, l_defer),
+        _row("chow", "Chow's rule", chow, test, val, l_wrong, l_defer),
         _row(
             "chosen",
-            "chosen on validation (Eq. 12)",
+            "chosen on validation",
             choice.threshold,
             test,
             val,
@@ -391,7 +393,7 @@ def decision_report(
     l_defer: float,
     check_logits: bool = True,
 ) -> PolicyTable:
-    """Seed 002's policy table of a model from its logits: temperature scaling fitted on
+    """The policy table of a model from its logits: temperature scaling fitted on
     validation, every threshold chosen on validation, everything reported on test.
 
     Logits (N, C) are read top-label (softmax); 1-D binary scores act on the predicted class

@@ -1,5 +1,6 @@
-"""Thresholds from stated costs: Chow's rule for a calibrated confidence (seed 002, Equation 11)
-and the threshold that minimises the empirical cost on data (Equation 12)."""
+"""Thresholds from stated costs: Chow's rule for a calibrated confidence (Chow 1970, "On optimum
+recognition error and reject tradeoff": act when p >= 1 - l_defer / l_wrong) and the threshold
+that minimises the empirical cost per case on data."""
 
 from __future__ import annotations
 
@@ -57,8 +58,8 @@ def chow_threshold(l_wrong: float, l_defer: float) -> float:
 class ThresholdChoice:
     """The threshold that minimised the cost per case on the data it was chosen on, with its
     coverage, selective risk and number of acted-on predictions; Chow's threshold for the same
-    costs and its cost on these data, for comparison (seed 002 reads their gap as miscalibration
-    near the threshold)."""
+    costs and its cost on these data, for comparison (their gap reads as miscalibration near the
+    threshold: for a calibrated confidence the two agree)."""
 
     threshold: float
     cost: float
@@ -118,12 +119,13 @@ def choose_threshold(
     labels: Any = None,
     from_logits: bool = False,
 ) -> ThresholdChoice:
-    """The threshold minimising the empirical cost per case (seed 002, Equation 12).
+    """The threshold minimising the empirical cost per case on data.
 
-    Tries every observed confidence and one value above the largest (act on nothing); equal
-    confidences are accepted or deferred together. Among equally cheap thresholds the one that
-    acts on more cases is chosen. Report its cost, coverage and risk on held-out data, not on
-    the data it was chosen on. O(N log N).
+    The cost per case is ``coverage * risk * l_wrong + (1 - coverage) * l_defer``. Tries every
+    observed confidence and one value above the largest (act on nothing); equal confidences are
+    accepted or deferred together. Among equally cheap thresholds the one that acts on more
+    cases is chosen. Report its cost, coverage and risk on held-out data, not on the data it was
+    chosen on. O(N log N).
 
     Parameters
     ----------
@@ -143,7 +145,8 @@ def choose_threshold(
 
     Examples
     --------
-    Seed 002's five predictions with a wrong action ten times the cost of a review:
+    Five predictions (the third and fifth wrong) with a wrong action ten times the cost of a
+    review:
 
     >>> import calibkit as ck
     >>> c = ck.choose_threshold([0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0], 10, 1)

@@ -52,7 +52,7 @@ def ece(
 
     Examples
     --------
-    Seed 002, ten predictions: 0.12 with two bins, 0.04 with one.
+    Ten predictions: 0.12 with two bins, 0.04 with one.
 
     >>> import calibkit as ck
     >>> conf = [0.3, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 0.9]

@@ -24,7 +24,7 @@ def binomial_interval(
 
     Examples
     --------
-    Seed 000: seven correct out of seven certify only "above 0.652" at one-sided 95%, that is
+    Seven correct out of seven certify only "above 0.652" at one-sided 95%, that is
     the lower end of the two-sided 90% exact interval, 0.05 ** (1 / 7).
 
     >>> import calibkit as ck

@@ -253,7 +253,7 @@ def reliability_bins(
 
     Examples
     --------
-    Seed 002's ten predictions in two bins:
+    Ten predictions in two bins:
 
     >>> import calibkit as ck
     >>> conf = [0.3, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 0.9]

@@ -39,12 +39,12 @@ def brier(probs: Any, labels: Any, *, from_logits: bool = False) -> float:
     """Mean Brier score.
 
     1-D ``probs`` are P(label = 1) with labels in {0, 1}: mean (p - y)^2, from 0 to 1. 2-D (N, C)
-    ``probs``: mean over rows of sum_c (q_c - [y = c])^2, from 0 to 2 (seed 002, Equation 4);
+    ``probs``: mean over rows of sum_c (q_c - [y = c])^2, from 0 to 2 (Brier 1950);
     for C = 2 this is twice the binary score.
 
     Examples
     --------
-    Seed 002: the input-blind uniform four-class model scores 0.75.
+    The input-blind uniform four-class model scores 0.75.
 
     >>> import calibkit as ck
     >>> ck.brier([[0.25] * 4] * 4, [0, 1, 2, 3])
@@ -81,7 +81,7 @@ def nll(probs: Any, labels: Any, *, from_logits: bool = False) -> float:
 
     Examples
     --------
-    Seed 002: the uniform four-class model scores log 4.
+    The uniform four-class model scores log 4.
 
     >>> import calibkit as ck, math
     >>> math.isclose(ck.nll([[0.25] * 4] * 4, [0, 1, 2, 3]), math.log(4))
@@ -143,11 +143,11 @@ def accuracy(probs: Any, labels: Any, *, from_logits: bool = False) -> float:
 class BrierDecomposition:
     """The Brier score of a binary forecast, split two ways over the same bins.
 
-    Seed 000: ``brier = calibration + refinement`` and seed 002 (Murphy 1973):
-    ``brier = reliability - resolution + uncertainty``. Both are exact when every forecast in a
-    bin is the same; otherwise ``within_bin`` (the within-bin variance of the forecasts minus
-    twice their within-bin covariance with the outcome) makes them add up exactly:
-    ``brier = calibration + refinement + within_bin``.
+    ``brier = calibration + refinement`` (DeGroot and Fienberg 1983) and
+    ``brier = reliability - resolution + uncertainty`` (Murphy 1973). Both are exact when every
+    forecast in a bin is the same; otherwise ``within_bin`` (the within-bin variance of the
+    forecasts minus twice their within-bin covariance with the outcome) makes them add up
+    exactly: ``brier = calibration + refinement + within_bin``.
     """
 
     brier: float
@@ -161,7 +161,7 @@ class BrierDecomposition:
 
     @property
     def calibration(self) -> float:
-        """The calibration term of seed 000 (= Murphy's reliability)."""
+        """The calibration term of calibration + refinement (= Murphy's reliability)."""
         return self.reliability
 
     def to_dict(self) -> dict[str, Any]:
@@ -210,8 +210,8 @@ def brier_decomposition(
     closed: str = "right",
     edges: Any = None,
 ) -> BrierDecomposition:
-    """Calibration + refinement (seed 000) and reliability - resolution + uncertainty
-    (Murphy, seed 002) of a binary forecast's Brier score, with the within-bin remainder.
+    """Calibration + refinement (DeGroot and Fienberg 1983) and reliability - resolution +
+    uncertainty (Murphy 1973) of a binary forecast's Brier score, with the within-bin remainder.
 
     Examples
     --------

@@ -114,7 +114,8 @@ def noise_floor(
 
     Outcomes are drawn Bernoulli(confidence) ``n_sims`` times (vectorised, seeded); each draw's
     ECE is computed with the same bins. An observed ECE inside this range is within noise of
-    perfect calibration (seed 002, pitfall 2).
+    perfect calibration: on finite data even a calibrated forecaster's ECE is above 0 (the
+    consistency resampling of Bröcker and Smith 2007).
 
     Examples
     --------

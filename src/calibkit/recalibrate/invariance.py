@@ -4,8 +4,8 @@ A temperature never changes an argmax, so never the accuracy of a multiclass mod
 increasing map of binary scores never changes their order, so never their AUC; a sign-preserving
 map never changes a decision at the 0.5 threshold. :func:`check_invariance` verifies these on the
 numbers a map actually produced (floating point included) and reports exactly what moved: how
-many rows, and the first one. Seed 000 asserts them the same way, with ``np.array_equal`` and
-``==``.
+many rows, and the first one. They are checked as exact equalities (``np.array_equal`` and
+``==``), not within a tolerance.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The BEFORE/AFTER ledger of a recalibration map (seed 000's table), on data the map never saw.
+"""The BEFORE/AFTER ledger of a recalibration map, on data the map never saw.
 
 :func:`compare_calibration` fits a calibrator on a calibration split (or cross-fits it, or takes
 a separate evaluation set) and reports, on the held-out rows, every instrument before and after
@@ -78,7 +78,7 @@ class LedgerRow:
 
 @dataclass(frozen=True, eq=False)
 class CalibrationLedger:
-    """Seed 000's BEFORE/AFTER ledger of one calibrator, judged on rows it never saw.
+    """The BEFORE/AFTER ledger of one calibrator, judged on rows it never saw.
 
     ``design`` says how: ``"split"`` (fitted on a stratified calibration split, judged on the
     rest), ``"cross-fit"`` (each row judged by a map fitted on the other folds) or ``"given"``
@@ -265,7 +265,7 @@ def compare_calibration(
     scores : array of shape (N, C) or (N,)
         What the calibrator takes. The BEFORE probabilities are read from them as follows:
         with ``from_logits=True`` (default), (N, C) logits give ``softmax(z)`` and (N,) binary
-        scores give ``sigmoid(s)`` (the model's own reading, as seed 000 argues; the NLL before
+        scores give ``sigmoid(s)`` (the model's own reading of its scores; the NLL before
         is computed from the logits in log space); with ``from_logits=False`` the scores are
         probabilities, used as they are ((N, C) rows summing to 1, or (N,) P(label = 1)), and a
         calibrator with a ``from_probs`` setting must have it True (checked).
@@ -293,7 +293,7 @@ def compare_calibration(
     Returns
     -------
     CalibrationLedger
-        ``str()`` prints seed 000's table (instrument, what it measures, BEFORE, AFTER, can the
+        ``str()`` prints the table (instrument, what it measures, BEFORE, AFTER, can the
         map move it?); ``to_dict()`` is JSON-ready.
 
     Which rows can move

@@ -2,7 +2,7 @@
 saw.
 
 :func:`stratified_split` divides rows into a calibration part (fit the map) and an evaluation
-part (judge it), each class in the same proportion, as seed 000's ``split_indices`` does.
+part (judge it), each class in the same proportion.
 :func:`stratified_folds` and :func:`cross_fit` serve small data: every row is calibrated by a map
 fitted on the other folds, so every row can be judged and none is judged by a map that saw it.
 """
@@ -47,7 +47,7 @@ def stratified_split(
 
     Examples
     --------
-    Seed 000's labelled set: 18 positives and 108 negatives split into two halves of 63 with
+    A labelled set of 18 positives and 108 negatives, split into two halves of 63 with
     the same 1 : 6 ratio.
 
     >>> import numpy as np

@@ -1,6 +1,6 @@
 """Comparing two calibration records: did calibration move beyond noise between two cohorts or
-time windows? (Seed 003: "if a new cohort moves those points away from the diagonal, the next
-task is not to defend the old ECE.")
+time windows? A calibration estimate describes one population: when a new cohort moves the
+reliability points away from the diagonal, it needs its own audit, not a defence of the old ECE.
 
 :func:`compare_records` works from the records alone (their per-bin sufficient statistics), so
 an old audit can be challenged without its data. It refuses records that do not measure the

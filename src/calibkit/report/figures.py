@@ -181,7 +181,7 @@ def reliability_diagram(
     title: str | None = None,
     histogram: bool = True,
 ) -> Axes:
-    """Draw a reliability diagram as seed 002's Figure 1 does, with the bin counts underneath.
+    """Draw a reliability diagram with the bin counts underneath.
 
     Drawn from the binned result only, never per prediction:
 
@@ -224,7 +224,7 @@ def reliability_diagram(
 
     Examples
     --------
-    Seed 002's ten predictions in two bins: two dots, gaps +0.10 and -0.13.
+    Ten predictions in two bins: two dots, gaps +0.10 and -0.13.
 
     >>> import calibkit as ck
     >>> from calibkit.report.figures import reliability_diagram
@@ -421,7 +421,7 @@ def risk_coverage_plot(
     ax: Axes | None = None,
     thresholds: Mapping[str, Any] | None = None,
 ) -> Axes:
-    """Draw a risk-coverage curve (seed 002, Figure 2) with its baselines and chosen thresholds.
+    """Draw a risk-coverage curve (Geifman and El-Yaniv 2017) with its baselines and thresholds.
 
     - the curve: selective risk against coverage as steps (each threshold's risk over the
       coverage it adds, the area of which is the AURC), decimated for drawing to at most
@@ -543,12 +543,12 @@ def cost_curve(
     ax: Axes | None = None,
     xscale: str = "auto",
 ) -> Axes:
-    """Draw the cost per case against the threshold (seed 002, Equation 12).
+    """Draw the cost per case against the threshold.
 
     Acting when confidence >= threshold costs ``l_wrong`` per wrong action and ``l_defer`` per
     deferred case; the curve is the average over the data at every threshold, a step function
     that changes only at observed confidences (decimated for drawing by :func:`decimate`).
-    Marked: Chow's threshold ``1 - l_defer / l_wrong`` (Equation 11) with its cost on these
+    Marked: Chow's threshold ``1 - l_defer / l_wrong`` (Chow 1970) with its cost on these
     data, and the empirical minimum from :func:`calibkit.choose_threshold` (the same numbers);
     dotted lines show deferring everything (``l_defer``) and acting on everything. A gap
     between the two marks measures miscalibration near the threshold.
@@ -561,7 +561,8 @@ def cost_curve(
 
     Examples
     --------
-    Seed 002's five predictions: Chow and the empirical minimum agree at 0.9, 0.6 per case.
+    Five predictions, the third and fifth wrong: Chow and the empirical minimum agree at 0.9,
+    0.6 per case.
 
     >>> from calibkit.report.figures import cost_curve
     >>> ax = cost_curve([0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0], l_wrong=10, l_defer=1)
@@ -610,7 +611,7 @@ def cost_curve(
         drawstyle="steps-pre",
         color=_BLUE,
         lw=1.5,
-        label="cost per case (Eq. 12)",
+        label="cost per case",
         zorder=2,
     )
     curve.set_gid("calibkit-cost")
@@ -634,7 +635,7 @@ def cost_curve(
         mec="black",
         mew=0.7,
         clip_on=False,
-        label=f"Chow (Eq. 11): threshold {threshold_text(chow)}, cost {chow_cost:.4f}",
+        label=f"Chow's rule: threshold {threshold_text(chow)}, cost {chow_cost:.4f}",
         zorder=4,
     )
     chow_point.set_gid("calibkit-chow")

@@ -1,5 +1,6 @@
 """The calibration record: one JSON document that holds everything needed to reproduce or
-challenge an audit (seed 003, "a calibrator belongs to one measurement contract").
+challenge an audit: a calibrator belongs to one measurement contract (one model, outcome
+definition, population and data window).
 
 A record names what the audit is about (model, checkpoint, outcome definition, population, data
 window: the user's words), fingerprints the data it was computed from (sha256 of the score and
@@ -112,7 +113,8 @@ def calibration_record(
         :func:`verify_record` can tell later whether some data are these data. Give both or
         neither (then the fingerprint is null).
     scores_kind : {"logits", "probs", "confidence"}, optional
-        What ``scores`` hold (seed 003 asks for the unscaled logits to be named).
+        What ``scores`` hold (name the unscaled logits: a temperature means nothing without
+        the scores it divides).
     model, checkpoint, outcome_definition, population, data_window, notes : str, optional
         The user's description of the measurement contract. :func:`compare_records` refuses to
         compare records whose ``outcome_definition`` differs.

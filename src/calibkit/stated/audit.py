@@ -5,7 +5,7 @@ and the question set, one column per source of confidence, and whether the answe
 reports, per group and per source, the measures of :mod:`calibkit.measure` on the binary event "the
 answer is correct": accuracy, ECE with its bootstrap interval and the noise floor of a calibrated
 forecaster, Brier score, log loss, AUC, and a histogram of the stated values (stated confidences are
-coarse: most are multiples of 0.05, see seed 002 section 7).
+coarse: most are multiples of 0.05, as Xiong et al. 2024 observe).
 
 Rows whose confidence or outcome is missing (null or NaN) or whose confidence lies outside [0, 1]
 are excluded from that source's metrics and counted; nothing is ever filled in.

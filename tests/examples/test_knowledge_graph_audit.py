@@ -1,6 +1,6 @@
-"""examples/seed000_knowledge_graph.py: the chapter's binary audit of a ComplEx link predictor.
+"""examples/knowledge_graph_audit.py: the binary calibration audit of a ComplEx link predictor.
 
-The example is imported from its file and run; the asserts are the chapter's claims (the fit
+The example is imported from its file and run; the asserts are the example's claims (the fit
 lowers its own objective, tau > 1, held-out ECE improves, decisions / order / AUC bit-identical)
 and identities that hold on any data (ECE by hand from the table rows, the Brier decomposition,
 the standard error of a bin, the n-for-n lower bound), plus checks of the numpy parts the example
@@ -17,7 +17,7 @@ from example_loader import load_example
 
 import calibkit as ck
 
-ex = load_example("seed000_knowledge_graph")
+ex = load_example("knowledge_graph_audit")
 _RUNS: dict[int, dict] = {}
 
 
@@ -186,7 +186,7 @@ def test_reliability_table_has_ten_left_closed_bins_with_counts(res, which):
     assert len(table.rows) == ex.N_BINS
     assert sum(r.count for r in table.rows) == len(res["eval"])
     assert [r.lo for r in table.rows] == pytest.approx([b / 10 for b in range(10)])
-    # the chapter's bin index min(floor(p * M), M - 1)
+    # the bin index min(floor(p * M), M - 1): [b/M, (b+1)/M), the last bin holding 1
     p = res["p_before"] if which == "table_before" else res["p_after"]
     index = np.minimum(np.floor(p * ex.N_BINS).astype(int), ex.N_BINS - 1)
     assert [r.count for r in table.rows] == np.bincount(index, minlength=ex.N_BINS).tolist()
@@ -221,7 +221,7 @@ def test_brier_is_calibration_plus_refinement(res, which):
 
 
 def test_n_for_n_top_bin_certifies_only_its_lower_bound(res):
-    # the chapter: the top bin's memorised training triples are all true, and n for n
+    # the top bin's memorised training triples are all true, and n for n
     # certifies only accuracy above 0.05 ** (1 / n) at one-sided 95%
     top = res["table_before"].rows[-1]
     assert top.count > 0 and top.acc == 1.0
@@ -231,12 +231,12 @@ def test_n_for_n_top_bin_certifies_only_its_lower_bound(res):
 
 
 def test_held_out_positive_is_confidently_wrong_and_errors_are_held_out(res):
-    # the chapter's reading: a true held-out triple at p ~ 0.0001, and the evaluation half's
+    # a true held-out triple at p ~ 0.0001, and the evaluation half's
     # errors at 0.5 are the held-out positives, not the memorised training triples
     assert min(row["p_before"] for row in res["held_out"]) < 0.01
     ev_y = res["labels"][res["eval"]]
     assert len(res["errors"]) == round((1 - res["before"]["acc"]) * len(ev_y))
-    assert res["errors"], "an audit with no errors would not tell the chapter's story"
+    assert res["errors"], "an audit with no errors would show nothing to repair"
     assert all(err["kind"] == "held-out positive" for err in res["errors"])
 
 
@@ -340,4 +340,4 @@ def test_main_prints_every_section_and_its_asserts_hold(res, capsys):
     assert f"τ* = {res['tau']:.4f}" in out
     for row in res["held_out"]:
         assert "(" + ", ".join(row["triple"]) + ")" in out
-    assert out.rstrip().endswith("all of the chapter's asserts hold.")
+    assert out.rstrip().endswith("all of the audit's asserts hold.")

@@ -1,19 +1,20 @@
-"""Seed 003, the six-example case: temperature scaling improves NLL, and four-bin ECE gets worse.
+"""Six predictions: temperature scaling improves NLL, and four-bin ECE gets worse.
 
-The article "Temperature Scaling and ECE: Calibrate Model Confidence Step by Step"
-(``../shared/seeds/003_1562219a89a4a319.txt``) fits one temperature to six 3-class predictions
-and finds T = 1.22975, mean NLL 0.82278 -> 0.81243 and, with four equal-width bins closed on the
-left ([0, .25), [.25, .5), [.5, .75), [.75, 1]), ECE 0.129 -> 0.380. This script reproduces
-those numbers with calibkit, shows the same six rows with other bin counts and with quantile
-(equal-mass) bins beside the ECE a perfectly calibrated forecaster would show, and writes the
-calibration record the article's last section asks for (and checks it against the data).
+One temperature (Guo et al. 2017) fitted to six 3-class predictions, four of them right, gives
+T = 1.22975 and mean NLL 0.82278 -> 0.81243; with four equal-width bins closed on the left
+([0, .25), [.25, .5), [.5, .75), [.75, 1]) the ECE goes 0.129 -> 0.380. The likelihood improved
+and the binned estimate got worse: on six rows ECE is mostly binning noise. This script computes
+those numbers with calibkit (``tests/test_worked_examples.py`` recomputes them by hand), shows the
+same six rows with other bin counts and with quantile (equal-mass) bins beside the ECE a
+perfectly calibrated forecaster would show, and writes the calibration record a deployment
+should keep (and checks it against the data).
 
 Run it from the repository root:
 
-    .venv/bin/python examples/seed003_six_examples.py              # record in a temporary folder
-    .venv/bin/python examples/seed003_six_examples.py --out DIR    # record in DIR
+    .venv/bin/python examples/six_predictions.py              # record in a temporary folder
+    .venv/bin/python examples/six_predictions.py --out DIR    # record in DIR
 
-The record goes to ``DIR/seed003_record.json``; its path is printed at the end.
+The record goes to ``DIR/six_predictions_record.json``; its path is printed at the end.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 
 import calibkit as ck
 
-# The article's complete synthetic validation set ("Fit one scalar against held-out labels").
+# The complete synthetic validation set: six logit rows and their labels.
 LOGITS = np.array(
     [
         [3.0, 1.0, 0.0],
@@ -43,13 +44,13 @@ LOGITS = np.array(
 LABELS = np.array([0, 0, 1, 1, 2, 0])
 CLASSES = "ABC"
 
-# The article's binning: four equal-width bins, each holding its left edge (the last holds 1).
-ARTICLE_BINS = {"n_bins": 4, "strategy": "uniform", "closed": "left"}
-# Bin counts shown beside the article's four.
+# Four equal-width bins, each holding its left edge (the last holds 1).
+FOUR_BINS = {"n_bins": 4, "strategy": "uniform", "closed": "left"}
+# Bin counts shown beside those four.
 BIN_COUNTS = (1, 2, 3, 4, 5, 6, 8, 10, 15)
 SEED = 0
 N_SIMS = 1000  # as ck.audit's default, so the four-bin floor is the record's
-RECORD_NAME = "seed003_record.json"
+RECORD_NAME = "six_predictions_record.json"
 
 
 @dataclass(frozen=True)
@@ -102,11 +103,11 @@ def run(out_dir: str | Path) -> Results:
     before = ck.top_label(probs_before, LABELS)
     after = ck.top_label(probs_after, LABELS)
 
-    # "ECE compresses a reliability diagram": the article's four bins.
-    table_before = ck.reliability_bins(*before, **ARTICLE_BINS)
-    table_after = ck.reliability_bins(*after, **ARTICLE_BINS)
+    # ECE compresses a reliability diagram: the four bins.
+    table_before = ck.reliability_bins(*before, **FOUR_BINS)
+    table_after = ck.reliability_bins(*after, **FOUR_BINS)
 
-    # "Better likelihood, worse ECE": the same rows, binned other ways.
+    # Better likelihood, worse ECE: the same rows, binned other ways.
     sweep = []
     for strategy, closed in (("uniform", "left"), ("quantile", "right")):
         for m in BIN_COUNTS:
@@ -128,17 +129,17 @@ def run(out_dir: str | Path) -> Results:
                 )
             )
 
-    # "A calibrator belongs to one measurement contract": the record of the scaled probabilities.
-    audit = ck.audit(probs_after, LABELS, **ARTICLE_BINS, seed=SEED)
+    # A calibrator belongs to one measurement contract: the record of the scaled probabilities.
+    audit = ck.audit(probs_after, LABELS, **FOUR_BINS, seed=SEED)
     record = ck.calibration_record(
         audit,
         scores=LOGITS,
         labels=LABELS,
         scores_kind="logits",
-        model="seed 003 synthetic 3-class classifier",
-        checkpoint="the article's worked example (no real checkpoint)",
+        model="synthetic 3-class classifier (six worked predictions)",
+        checkpoint="a worked example (no real checkpoint)",
         outcome_definition="top-1 correct: the argmax of the scaled probabilities is the label",
-        population="the article's six synthetic validation examples (classes A, B, C)",
+        population="six synthetic validation examples (classes A, B, C)",
         data_window="fixed worked example, no collection window",
         split={
             "method": "none: T fitted and evaluated on the same six rows",
@@ -176,8 +177,8 @@ def run(out_dir: str | Path) -> Results:
         after=after,
         table_before=table_before,
         table_after=table_after,
-        ece_before=ck.ece(*before, **ARTICLE_BINS),
-        ece_after=ck.ece(*after, **ARTICLE_BINS),
+        ece_before=ck.ece(*before, **FOUR_BINS),
+        ece_after=ck.ece(*after, **FOUR_BINS),
         audit=audit,
         sweep=tuple(sweep),
         record=read_back,
@@ -204,12 +205,12 @@ def _contributions(table: ck.ReliabilityTable, n: int) -> list[str]:
 
 
 def report(res: Results) -> str:
-    """The printed account of :func:`run`'s results, section by section of the article."""
+    """The printed account of :func:`run`'s results, section by section."""
     n = len(LABELS)
     out: list[str] = []
     add = out.append
 
-    add(_heading('Seed 003, "Fit one scalar against held-out labels": the six examples'))
+    add(_heading("Six predictions: one temperature fitted against their labels"))
     add(
         f"{'example':>7}  {'logits':<16} true  pred  correct  conf T=1  "
         f"conf T={res.temperature:.5f}"
@@ -224,17 +225,19 @@ def report(res: Results) -> str:
         )
     add("")
     add(
-        f"fitted T     {res.temperature:.5f}   (article: 1.22975; converged: {res.converged}; "
+        f"fitted T     {res.temperature:.5f}   (expected: 1.22975; converged: {res.converged}; "
         f"ck.fit_temperature: {res.temperature_function:.5f})"
     )
-    add(f"mean NLL     {res.nll_before:.5f} -> {res.nll_after:.5f}   (article: 0.82278 -> 0.81243)")
+    add(
+        f"mean NLL     {res.nll_before:.5f} -> {res.nll_after:.5f}   (expected: 0.82278 -> 0.81243)"
+    )
     same = bool(np.array_equal(res.predicted_before, res.predicted_after))
     add(
         f"accuracy     {res.accuracy_before:.4f} -> {res.accuracy_after:.4f}   "
         f"(4/6 both; predicted classes unchanged: {same})"
     )
 
-    add(_heading('"ECE compresses a reliability diagram": four bins, closed on the left'))
+    add(_heading("ECE compresses a reliability diagram: four bins, closed on the left"))
     for name, table, ece in (
         ("T = 1", res.table_before, res.ece_before),
         (f"T = {res.temperature:.5f}", res.table_after, res.ece_after),
@@ -246,11 +249,11 @@ def report(res: Results) -> str:
         add(f"ECE = {ece:.3f}  (M = 4 uniform, left-closed, N = {n})")
         add("")
     add(
-        f"four-bin ECE {res.ece_before:.3f} -> {res.ece_after:.3f}   (article: 0.129 -> 0.380): "
+        f"four-bin ECE {res.ece_before:.3f} -> {res.ece_after:.3f}   (expected: 0.129 -> 0.380): "
         "the likelihood improved and the binned estimate got worse"
     )
 
-    add(_heading('"Better likelihood, worse ECE": the same six rows, other bins'))
+    add(_heading("Better likelihood, worse ECE: the same six rows, other bins"))
     add(
         "p95 = 95th percentile of the ECE of a perfectly calibrated forecaster with the same\n"
         f"confidences and bins ({N_SIMS} simulations, seed {SEED}): an ECE below it is noise"
@@ -261,7 +264,7 @@ def report(res: Results) -> str:
             label = f"{row.n_bins:>2} equal-width, left-closed"
         else:
             label = f"{row.n_bins:>2} equal-mass, right-closed"
-        mark = "  <- the article's" if (row.n_bins, row.strategy) == (4, "uniform") else ""
+        mark = "  <- the four bins above" if (row.n_bins, row.strategy) == (4, "uniform") else ""
         add(
             f"{label:<28}{row.ece_before:>9.3f}{row.p95_before:>7.3f}{row.ece_after:>11.3f}"
             f"{row.p95_after:>7.3f}{row.ece_after - row.ece_before:>+9.3f}{mark}"
@@ -276,7 +279,7 @@ def report(res: Results) -> str:
     )
     add(f"the record's audit: {res.audit.verdict()}")
 
-    add(_heading('"A calibrator belongs to one measurement contract": the calibration record'))
+    add(_heading("A calibrator belongs to one measurement contract: the calibration record"))
     rec = res.record
     ctx, data, cal, binning = rec["context"], rec["data"], rec["calibrator"], rec["binning"]
     scores = data["fingerprint"]["scores"]
@@ -318,7 +321,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="folder for the calibration record (default: a new temporary folder)",
     )
     args = parser.parse_args(argv)
-    out_dir = args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="seed003-"))
+    out_dir = (
+        args.out if args.out is not None else Path(tempfile.mkdtemp(prefix="six-predictions-"))
+    )
     res = run(out_dir)
     print(report(res))
     print(f"\nrecord: {res.record_path}")

@@ -1,23 +1,25 @@
-"""Seed 002 (Module 11, Calibration), the lab, done with calibkit.
+"""A calibration lab, done with calibkit: measure, repair and act on a model's confidence.
 
 Part A measures and repairs the calibration of three logistic regressions that differ only in C
 (1, 10, 100); part B audits the confidence language models state in words; part C turns a
-confidence into an act-or-defer decision with stated costs. Exercises 1-5 and the stretch each
-have a section below, and every table names the seed section it reproduces.
+confidence into an act-or-defer decision with stated costs. Exercises 0-5 and a stretch exercise
+each have a section below; every worked number that can be checked by hand is printed beside its
+hand-computed value ("[by hand: ...]").
 
-The seed's classifier is TF-IDF + logistic regression on arXiv Topics (4 classes, 600 validation
-and 1,600 test papers), which needs a download. This lab uses scikit-learn's bundled handwritten
-digits instead (1,797 8x8 images, 10 classes, pixels scaled to [0, 1]; no download): 500 images
-to train, 400 to fit the temperature and choose thresholds (validation), 897 to report (test),
-stratified with seed 0. The seed's own numbers are printed beside ours for reference; they are
-not expected to match. The stated-confidence part reads the answers of 11 language models that
-ship with the project (examples/data/llm_stated_confidence.parquet, see examples/data/README.md).
+The classifiers are fitted on scikit-learn's bundled handwritten digits (1,797 8x8 images, 10
+classes, pixels scaled to [0, 1]; no download): 500 images to train, 400 to fit the temperature
+and choose thresholds (validation), 897 to report (test), stratified with seed 0. The
+stated-confidence part reads the answers of 11 language models that ship with the project
+(examples/data/llm_stated_confidence.parquet, see examples/data/README.md). Methods: ECE with
+equal-width bins (Naeini et al. 2015; Guo et al. 2017), the Brier score (Brier 1950) and log
+loss, temperature scaling (Guo et al. 2017), verbalized confidence (Xiong et al. 2024),
+risk-coverage (Geifman and El-Yaniv 2017) and Chow's rule (Chow 1970).
 
 Run from the repository root (a few seconds; deterministic):
 
-    python examples/seed002_lab.py                 # figures to a fresh temporary folder
-    python examples/seed002_lab.py --out figures/  # figures to a folder of your choice
-    python examples/seed002_lab.py --no-figures
+    python examples/calibration_lab.py                 # figures to a fresh temporary folder
+    python examples/calibration_lab.py --out figures/  # figures to a folder of your choice
+    python examples/calibration_lab.py --no-figures
 """
 
 from __future__ import annotations
@@ -46,17 +48,10 @@ import calibkit as ck
 SEED = 0
 CS = (1, 10, 100)
 N_TRAIN, N_VAL = 500, 400
-M = 15  # bins, as Guo et al. and the seed
-L_WRONG, L_DEFER = 10.0, 1.0  # section 8: a wrong action costs ten reviews
+M = 15  # bins, as Guo et al. (2017)
+L_WRONG, L_DEFER = 10.0, 1.0  # a wrong action costs ten reviews
 STATED = Path(__file__).resolve().parent / "data" / "llm_stated_confidence.parquet"
 LLM_FOR_DECISIONS = "gpt-4o"
-
-# The seed's measurements on arXiv Topics (sections 2, 3, 4, 6), printed for reference only.
-SEED_ROWS = {
-    1: {"acc": 0.888, "conf": 0.723, "ece": 0.164, "brier": 0.211, "nll": 0.436, "tau": 0.47},
-    10: {"acc": 0.884, "conf": 0.862, "ece": 0.023, "brier": 0.166, "nll": 0.314, "tau": 0.79},
-    100: {"acc": 0.882, "conf": 0.925, "ece": 0.044, "brier": 0.176, "nll": 0.339, "tau": 1.30},
-}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -91,7 +86,7 @@ def f3(x: float | None) -> str:
 
 
 def reading(mean_conf: float, acc: float) -> str:
-    """Section 2's reading: right more often than it claims = underconfident."""
+    """Right more often than it claims = underconfident; less often = overconfident."""
     return "underconfident" if mean_conf < acc else "overconfident"
 
 
@@ -137,8 +132,8 @@ def read_stated() -> pa.Table:
 
 
 def exercise_0(models: dict[int, Model], stated: pa.Table) -> dict[str, Any]:
-    """Exercise 0 (section 7): what you have."""
-    heading("Exercise 0 . What You Have (seed section 7)")
+    """Exercise 0: what you have."""
+    heading("Exercise 0 . What You Have")
     m = models[CS[0]]
     n_tok = int(pc.sum(pc.is_valid(stated.column("chosen_token_confidence"))).as_py())
     rows = [
@@ -164,15 +159,14 @@ def exercise_0(models: dict[int, Model], stated: pa.Table) -> dict[str, Any]:
 
 
 def three_classifiers(models: dict[int, Model]) -> dict[int, dict[str, Any]]:
-    """Sections 2-4: accuracy, mean confidence, ECE beside its noise floor, Brier, log loss."""
-    heading("Sections 2-4 . Three classifiers that differ only in C (test split)")
+    """Part A: accuracy, mean confidence, ECE beside its noise floor, Brier, log loss."""
+    heading("Part A . Three classifiers that differ only in C (test split)")
     out: dict[int, dict[str, Any]] = {}
     rows = []
     for C, m in models.items():
         a = ck.audit(m.test_logits, m.test_labels, from_logits=True, n_bins=M, seed=SEED)
         r = reading(a.mean_confidence, a.accuracy)
         out[C] = {"audit": a, "reading": r}
-        s = SEED_ROWS[C]
         rows.append(
             (
                 C,
@@ -185,11 +179,10 @@ def three_classifiers(models: dict[int, Model]) -> dict[int, dict[str, Any]]:
                 "yes" if a.within_noise else "no",
                 f3(a.brier),
                 f3(a.nll),
-                f"{s['acc']:.3f} / {s['conf']:.3f} / {s['ece']:.3f}",
             )
         )
     show(
-        f"Section 2 table + section 4 scores; ECE with M = {M} uniform bins beside the simulated "
+        f"Accuracy, confidence and scores; ECE with M = {M} uniform bins beside the simulated "
         "noise floor (mean, 95th pct) of a calibrated forecaster with the same confidences and N",
         (
             "C",
@@ -202,7 +195,6 @@ def three_classifiers(models: dict[int, Model]) -> dict[int, dict[str, Any]]:
             "within",
             "Brier",
             "log loss",
-            "seed: acc / conf / ECE",
         ),
         rows,
     )
@@ -210,17 +202,17 @@ def three_classifiers(models: dict[int, Model]) -> dict[int, dict[str, Any]]:
     conf = [o["audit"].mean_confidence for o in out.values()]
     ok = out[1]["reading"] == "underconfident" and out[100]["reading"] == "overconfident"
     print(
-        "  The seed's reading (larger C: weaker penalty, larger logits, from under- to "
+        "  The expected reading (larger C: weaker penalty, larger logits, from under- to "
         f"overconfident) {'holds' if ok else 'does NOT hold'} on these data: C = 1 is "
         f"{out[1]['reading']}, C = 100 is {out[100]['reading']}. Accuracy spans "
-        f"{np.ptp(acc):.3f}, mean confidence {np.ptp(conf):.3f} (seed: 0.006 and 0.202)."
+        f"{np.ptp(acc):.3f}, mean confidence {np.ptp(conf):.3f}."
     )
     return out
 
 
 def exercise_1(models: dict[int, Model], out: Path | None, figures: list[Path]) -> dict[str, Any]:
-    """Exercise 1 (section 3): reliability bins and ECE."""
-    heading("Exercise 1 . Reliability Bins and ECE (seed section 3)")
+    """Exercise 1: reliability bins and ECE."""
+    heading("Exercise 1 . Reliability Bins and ECE")
     res: dict[str, Any] = {}
 
     # the worked example: ten predictions, M = 2, bins closed on the right
@@ -228,7 +220,7 @@ def exercise_1(models: dict[int, Model], out: Path | None, figures: list[Path]) 
     outc = [1, 0, 1, 0, 1, 1, 0, 1, 0, 1]
     table = ck.reliability_bins(conf, outc, n_bins=2, interval=None)
     show(
-        "Worked example (section 3): ten predictions, M = 2, right-closed bins",
+        "Worked example: ten predictions, M = 2, right-closed bins",
         ("bin", "count", "conf", "acc", "gap acc - conf"),
         [
             (f"({r.lo:g}, {r.hi:g}]", r.count, f3(r.conf), f3(r.acc), f"{r.gap:+.3f}")
@@ -239,14 +231,14 @@ def exercise_1(models: dict[int, Model], out: Path | None, figures: list[Path]) 
     res["worked_ece_m2"] = ck.ece(conf, outc, n_bins=2)
     res["worked_ece_m1"] = ck.ece(conf, outc, n_bins=1)
     print(
-        f"  ECE (M = 2) = {res['worked_ece_m2']:.4f} [seed: 0.12]; ECE (M = 1) = "
-        f"{res['worked_ece_m1']:.4f} [seed's check-yourself: 0.04, pitfall 1]"
+        f"  ECE (M = 2) = {res['worked_ece_m2']:.4f} [by hand: 0.12]; ECE (M = 1) = "
+        f"{res['worked_ece_m1']:.4f} [by hand: 0.04; in one bin the gaps cancel]"
     )
 
-    # section 2's check-yourself: averages match, bins do not
+    # averages match, bins do not
     c2 = np.r_[np.full(500, 0.6), np.full(500, 1.0)]
     o2 = np.r_[np.ones(400), np.zeros(100), np.ones(400), np.zeros(100)]
-    res["check_s2"] = {
+    res["check_averages"] = {
         "mean_conf": float(c2.mean()),
         "acc": float(o2.mean()),
         "ece": ck.ece(c2, o2, n_bins=M),
@@ -262,15 +254,15 @@ def exercise_1(models: dict[int, Model], out: Path | None, figures: list[Path]) 
     res["synthetic_ece"] = ck.ece(c_syn, o_syn, n_bins=M)
     res["synthetic_floor"] = ck.noise_floor(c_syn, n_bins=M, n_sims=200, seed=SEED).mean
     show(
-        "Checkpoints (sections 2 and 3)",
+        "Checkpoints",
         ("case", "N", "mean conf", "acc", f"ECE (M = {M})", "expected"),
         [
             (
-                "section 2 check: 500 at 0.6, 500 at 1.0",
+                "500 at 0.6, 500 at 1.0",
                 1000,
                 f3(c2.mean()),
                 f3(o2.mean()),
-                f3(res["check_s2"]["ece"]),
+                f3(res["check_averages"]["ece"]),
                 "0.200 (gaps +0.2 and -0.2)",
             ),
             (
@@ -292,10 +284,9 @@ def exercise_1(models: dict[int, Model], out: Path | None, figures: list[Path]) 
         ],
     )
 
-    # pitfalls 1-3 on the C = 10 classifier: ECE depends on M, the noise floor on N
+    # on the C = 10 classifier: ECE depends on M, the noise floor on N
     m10 = models[10]
     f10 = ck.top_label(m10.test_logits, m10.test_labels, from_logits=True)
-    seed_ece = {5: "0.022", 15: "0.023", 50: "0.038", 100: "0.055"}
     rows = []
     res["ece_by_m"] = {}
     for n_bins, strategy in (
@@ -308,26 +299,23 @@ def exercise_1(models: dict[int, Model], out: Path | None, figures: list[Path]) 
         e = ck.ece(f10.confidence, f10.outcome, n_bins=n_bins, strategy=strategy)
         fl = ck.noise_floor(f10.confidence, n_bins=n_bins, strategy=strategy, n_sims=500, seed=SEED)
         res["ece_by_m"][(n_bins, strategy)] = e
-        seed_v = seed_ece.get(n_bins, "-") if strategy == "uniform" else "-"
-        rows.append((n_bins, strategy, f10.confidence.size, f3(e), f3(fl.mean), seed_v))
+        rows.append((n_bins, strategy, f10.confidence.size, f3(e), f3(fl.mean)))
     show(
-        "Pitfalls 1 and 3 (section 3): the same C = 10 test predictions, other binnings",
-        ("M", "bins", "N", "ECE", "noise floor", "seed ECE"),
+        "The same C = 10 test predictions, other binnings",
+        ("M", "bins", "N", "ECE", "noise floor"),
         rows,
     )
-    seed_floor = {100: "0.074", 300: "0.043"}
     rows = []
     res["floor_by_n"] = {}
     idx = np.random.default_rng(SEED).permutation(f10.confidence.size)
     for n in (100, 300, f10.confidence.size):
         fl = ck.noise_floor(f10.confidence[idx[:n]], n_bins=M, n_sims=1000, seed=SEED)
         res["floor_by_n"][n] = fl.mean
-        rows.append((n, f3(fl.mean), f3(fl.p95), seed_floor.get(n, "0.019 at N = 1,600")))
+        rows.append((n, f3(fl.mean), f3(fl.p95)))
     show(
-        f"Pitfall 2 (section 3): mean ECE (M = {M}) of a forecaster calibrated by construction "
-        "with "
-        "the C = 10 confidences, by N",
-        ("N", "noise floor", "95th pct", "seed"),
+        f"Mean ECE (M = {M}) of a forecaster calibrated by construction with the C = 10 "
+        "confidences, by N",
+        ("N", "noise floor", "95th pct"),
         rows,
     )
     a10 = ck.audit(m10.test_logits, m10.test_labels, from_logits=True, n_bins=M, seed=SEED)
@@ -342,8 +330,8 @@ def exercise_1(models: dict[int, Model], out: Path | None, figures: list[Path]) 
 
 
 def exercise_2(models: dict[int, Model], lab: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    """Exercise 2 (section 4): Brier score and log loss."""
-    heading("Exercise 2 . Brier Score and Log Loss (seed section 4)")
+    """Exercise 2: Brier score and log loss."""
+    heading("Exercise 2 . Brier Score and Log Loss")
     res: dict[str, Any] = {}
     probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]])
     labels = np.array([0, 1, 0])
@@ -383,20 +371,10 @@ def exercise_2(models: dict[int, Model], lab: dict[int, dict[str, Any]]) -> dict
     rows = []
     for C in CS:
         a = lab[C]["audit"]
-        s = SEED_ROWS[C]
-        rows.append(
-            (
-                C,
-                f3(a.ece),
-                f3(a.brier),
-                f3(a.nll),
-                f3(1 - a.accuracy),
-                f"{s['ece']:.3f} / {s['brier']:.3f} / {s['nll']:.3f} / {1 - s['acc']:.3f}",
-            )
-        )
+        rows.append((C, f3(a.ece), f3(a.brier), f3(a.nll), f3(1 - a.accuracy)))
     show(
-        "Section 4's table: one calibration measure, two proper scores, one improper (test split)",
-        ("C", f"ECE (M = {M})", "Brier (0-2)", "log loss", "error rate", "seed"),
+        "One calibration measure, two proper scores, one improper (test split)",
+        ("C", f"ECE (M = {M})", "Brier (0-2)", "log loss", "error rate"),
         rows,
     )
     rank = {
@@ -411,8 +389,7 @@ def exercise_2(models: dict[int, Model], lab: dict[int, dict[str, Any]]) -> dict
     res["rank"] = rank
     print(
         f"  Ranked best first: Brier {rank['brier']}, log loss {rank['nll']}, error rate "
-        f"{rank['error']} "
-        "(seed: the proper scores put C = 10 first, the error rate second)."
+        f"{rank['error']}."
     )
     return res
 
@@ -420,14 +397,14 @@ def exercise_2(models: dict[int, Model], lab: dict[int, dict[str, Any]]) -> dict
 def exercise_3(
     models: dict[int, Model], lab: dict[int, dict[str, Any]], out: Path | None, figures: list[Path]
 ) -> dict[str, Any]:
-    """Exercise 3 (section 6): temperature scaling fitted on validation, reported on test."""
-    heading("Exercise 3 . Temperature Scaling (seed section 6)")
+    """Exercise 3: temperature scaling fitted on validation, reported on test."""
+    heading("Exercise 3 . Temperature Scaling")
     res: dict[str, Any] = {}
     z = np.array([2.0, 1.0, 0.0])
     res["p_hat"] = {tau: float(ck.softmax(z / tau).max()) for tau in (1.0, 2.0)}
     print(
-        f"\n  Check yourself (section 6): z = (2, 1, 0): p_hat = {res['p_hat'][1.0]:.3f} at tau "
-        f"= 1, {res['p_hat'][2.0]:.3f} at tau = 2 [seed: 0.665, 0.506]; the argmax is class 0 "
+        f"\n  Check yourself: z = (2, 1, 0): p_hat = {res['p_hat'][1.0]:.3f} at tau "
+        f"= 1, {res['p_hat'][2.0]:.3f} at tau = 2 [by hand: 0.665, 0.506]; the argmax is class 0 "
         "both times."
     )
     # checkpoint and demo: labels drawn from softmax(z*), the model reports k z*
@@ -443,8 +420,7 @@ def exercise_3(
         res["synthetic"][k] = {"tau": tau, "acc": accs}
         rows.append((f"{k:g}", n, f"{tau:.3f}", " / ".join(f"{a:.4f}" for a in accs.values())))
     show(
-        "Checkpoint and demo (section 6): logits of a calibrated model multiplied by k; tau* "
-        "should be near k",
+        "Checkpoint and demo: logits of a calibrated model multiplied by k; tau* should be near k",
         ("k", "N", "fitted tau*", "accuracy at tau = 0.5 / 1 / tau* / 5 (flat)"),
         rows,
     )
@@ -459,7 +435,7 @@ def exercise_3(
         after = ck.audit(after_probs, m.test_labels, n_bins=M, seed=SEED)
         val_f = ck.top_label(m.val_logits, m.val_labels, from_logits=True)
         val_gap = float(val_f.confidence.mean() - val_f.outcome.mean())
-        read = lab[C]["reading"]  # section 2's reading, on test: the seed compares tau with it
+        read = lab[C]["reading"]  # the reading on test: tau should agree with it
         expected = "< 1" if read == "underconfident" else "> 1"
         agrees = (tau < 1) == (read == "underconfident")
         res["per_c"][C] = {
@@ -486,7 +462,6 @@ def exercise_3(
                 f"{before.ece:.3f} -> {after.ece:.3f} ({after.noise_floor.p95:.3f})",
                 f"{before.nll:.3f} -> {after.nll:.3f}",
                 f"{before.brier:.3f} -> {after.brier:.3f}",
-                f"{SEED_ROWS[C]['tau']:.2f}",
             )
         )
         save(
@@ -498,13 +473,13 @@ def exercise_3(
             figures,
         )
     show(
-        f"Section 6's table: tau* fitted on {models[1].val_labels.size} validation images, "
+        f"tau* fitted on {models[1].val_labels.size} validation images, "
         "everything "
         f"reported on {models[1].test_labels.size} test images (ECE: M = {M}; in brackets the 95th "
         "percentile of the noise floor after)",
         (
             "C",
-            "reading (sec. 2)",
+            "reading",
             "val. conf - acc",
             "tau expected",
             "tau*",
@@ -513,13 +488,12 @@ def exercise_3(
             "ECE",
             "log loss",
             "Brier",
-            "seed tau*",
         ),
         rows,
     )
     within = [C for C in CS if res["per_c"][C]["after"].within_noise]
     print(
-        f"  After scaling, ECE is within the noise floor for C in {within} (seed: all three). "
+        f"  After scaling, ECE is within the noise floor for C in {within}. "
         "Validation log loss before -> after: "
         + ", ".join(
             f"C = {C}: {r['val_nll_before']:.4f} -> {r['val_nll_after']:.4f}"
@@ -553,8 +527,8 @@ FREE_TEXT = (
 
 
 def exercise_4(stated: pa.Table, out: Path | None, figures: list[Path]) -> dict[str, Any]:
-    """Exercise 4 (section 7): parse a stated confidence, then measure it."""
-    heading("Exercise 4 . Parse a Stated Confidence, Then Measure It (seed section 7)")
+    """Exercise 4: parse a stated confidence, then measure it."""
+    heading("Exercise 4 . Parse a Stated Confidence, Then Measure It")
     res: dict[str, Any] = {}
     batch = ck.parse_batch(REPLIES, ROUTES)
     res["decisions"] = [ck.parse_decision(r, ROUTES) for r in REPLIES]
@@ -574,25 +548,25 @@ def exercise_4(stated: pa.Table, out: Path | None, figures: list[Path]) -> dict[
         ],
     )
 
-    # section 7's check-yourself: 300 answers stated at 0.9 (150 right of 200) or 0.95 (90 of 100)
+    # check yourself: 300 answers stated at 0.9 (150 right of 200) or 0.95 (90 of 100)
     c7 = np.r_[np.full(200, 0.9), np.full(100, 0.95)]
     o7 = np.r_[np.ones(150), np.zeros(50), np.ones(90), np.zeros(10)]
     t7 = ck.reliability_bins(c7, o7, n_bins=M)
     fl7 = ck.noise_floor(c7, n_bins=M, seed=SEED)
-    res["check_s7"] = {
+    res["check_300"] = {
         "nonempty": sum(r.count > 0 for r in t7.rows),
         "ece": ck.ece(c7, o7, n_bins=M),
         "mean_conf": float(c7.mean()),
         "acc": float(o7.mean()),
         "floor": fl7.mean,
     }
-    r7 = res["check_s7"]
+    r7 = res["check_300"]
     print(
-        f"\n  Check yourself (section 7): {r7['nonempty']} non-empty bins of {M}; ECE "
-        f"{r7['ece']:.3f} [seed: 0.117]; mean confidence {r7['mean_conf']:.3f}, accuracy "
-        f"{r7['acc']:.3f}. Noise floor of a calibrated forecaster with these two values on 300 "
-        f"questions: {fl7.mean:.3f} (95th pct {fl7.p95:.3f}); the seed quotes 0.04 for the "
-        "classifier's confidences. Beyond noise either way."
+        f"\n  Check yourself: {r7['nonempty']} non-empty bins of {M}; ECE "
+        f"{r7['ece']:.3f} [by hand: 200/300 x 0.15 + 100/300 x 0.05 = 0.117]; mean confidence "
+        f"{r7['mean_conf']:.3f}, accuracy {r7['acc']:.3f}. Noise floor of a calibrated "
+        f"forecaster with these two values on 300 questions: {fl7.mean:.3f} (95th pct "
+        f"{fl7.p95:.3f}): the ECE is {'beyond' if r7['ece'] > fl7.p95 else 'within'} noise."
     )
 
     # the replay data: 72,185 answers of 11 models, stated confidence already extracted
@@ -642,7 +616,8 @@ def exercise_4(stated: pa.Table, out: Path | None, figures: list[Path]) -> dict[
     print(
         f"  {over} of {len(audit.rows)} models state more confidence than their accuracy; the "
         "share "
-        "of multiples of 0.05 shows how coarse the values are (section 7: high and coarse)."
+        "of multiples of 0.05 shows how coarse the values are (high and coarse, as Xiong et al. "
+        "2024 found)."
     )
 
     # stated vs token probability, on the rows that have both (Llama 3.1, not HaluEval)
@@ -703,8 +678,8 @@ def exercise_4(stated: pa.Table, out: Path | None, figures: list[Path]) -> dict[
 def exercise_5(
     models: dict[int, Model], stated: pa.Table, out: Path | None, figures: list[Path]
 ) -> dict[str, Any]:
-    """Exercise 5 (section 8): risk-coverage, Chow's threshold and the empirical one."""
-    heading("Exercise 5 . Risk-Coverage and the Threshold (seed section 8)")
+    """Exercise 5: risk-coverage, Chow's threshold and the empirical one."""
+    heading("Exercise 5 . Risk-Coverage and the Threshold")
     res: dict[str, Any] = {}
     conf5, out5 = [0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0]
     rc5 = ck.risk_coverage(conf5, out5)
@@ -712,9 +687,8 @@ def exercise_5(
     choice5 = ck.choose_threshold(conf5, out5, L_WRONG, L_DEFER)
     res["five"] = {"rc": rc5, "cost": cost5, "choice": choice5}
     show(
-        f"Worked example (section 8): five predictions, l_wrong = {L_WRONG:g}, "
-        f"l_defer = {L_DEFER:g}",
-        ("threshold", "coverage", "risk (Eq. 10)", "cost per case (Eq. 12)"),
+        f"Worked example: five predictions, l_wrong = {L_WRONG:g}, l_defer = {L_DEFER:g}",
+        ("threshold", "coverage", "selective risk", "cost per case"),
         [
             ("above 0.95" if math.isinf(t) else f"{t:g}", f"{c:.1f}", f3(r), f"{k:.1f}")
             for t, c, r, k in zip(rc5.threshold, rc5.coverage, rc5.risk, cost5, strict=True)
@@ -723,17 +697,17 @@ def exercise_5(
     res["chow"] = ck.chow_threshold(L_WRONG, L_DEFER)
     print(
         f"  cheapest: lambda = {choice5.threshold:g} at {choice5.cost:.1f} per case "
-        "[seed: 0.9 at 0.6]; "
+        "[by hand: 0.9 at 0.6]; "
         f"Chow's rule: lambda* = 1 - {L_DEFER:g}/{L_WRONG:g} = {res['chow']:g}; twenty times: "
         f"{ck.chow_threshold(20, 1):g}."
     )
     chow_50 = ck.chow_threshold(50, 2)
-    res["check_s8"] = {"chow": chow_50, "act_cost": (1 - 0.90) * 50, "defer_cost": 2.0}
+    res["check_costs_50_2"] = {"chow": chow_50, "act_cost": (1 - 0.90) * 50, "defer_cost": 2.0}
     print(
-        f"  Check yourself: l_wrong = 50, l_defer = 2 -> lambda* = {chow_50:g} [seed: 0.96]; if "
-        "those cases are right only 90% of the time, acting costs "
-        f"{res['check_s8']['act_cost']:g} per case "
-        f"against {res['check_s8']['defer_cost']:g} for a review."
+        f"  Check yourself: l_wrong = 50, l_defer = 2 -> lambda* = {chow_50:g} [by hand: 1 - 2/50 "
+        "= 0.96]; if those cases are right only 90% of the time, acting costs "
+        f"{res['check_costs_50_2']['act_cost']:g} per case "
+        f"against {res['check_costs_50_2']['defer_cost']:g} for a review."
     )
 
     # the C = 10 classifier: thresholds chosen on validation, reported on test
@@ -748,8 +722,8 @@ def exercise_5(
     rc = ck.risk_coverage(f_test.confidence, f_test.outcome)
     res["rc"] = rc
     print(
-        "\nThe C = 10 classifier, policy by policy (the seed's optional box; seed: act all 1.16, "
-        "defer 1.00, Chow 0.55, chosen 0.52, Chow after T 0.51 per case)"
+        "\nThe C = 10 classifier, policy by policy (every threshold chosen on validation, every "
+        "cost reported on test)"
     )
     print("  " + str(table).replace("\n", "\n  "))
     print(
@@ -766,8 +740,7 @@ def exercise_5(
     print(
         f"  10 classes: temperature scaling (T = {table.temperature:.3f}) swaps the order of "
         f"{res['swapped_pairs']:.2%} of test pairs; AURC {table.curve.aurc:.5f} -> "
-        f"{after.aurc:.5f} "
-        "[seed, 4 classes: 0.92% of pairs, 0.0274 -> 0.0268]."
+        f"{after.aurc:.5f}."
     )
     ax = ck.risk_coverage_plot(
         rc, thresholds={"Chow 0.9": table.chow_threshold, "chosen on val.": table.choice}
@@ -816,7 +789,7 @@ def exercise_5(
             "  On validation no threshold beats deferring everything at these costs: the answers "
             f"Chow's rule acts on are wrong {chow_row.risk:.1%} of the time on test, where a "
             f"calibrated confidence would allow at most {1 - llm_table.chow_threshold:.0%} "
-            "(section 8: the rule is only as good as the calibration behind it)."
+            "(Chow's rule is only as good as the calibration behind it)."
         )
     ax = ck.risk_coverage_plot(
         llm_table.curve,
@@ -900,8 +873,8 @@ def points_subset(small: ck.RiskCoverage, big: ck.RiskCoverage) -> bool:
 
 
 def stretch() -> dict[str, Any]:
-    """Stretch (section 4): the Brier score is proper; the linear score is not; accuracy is flat."""
-    heading("Stretch . The Brier Score Is Proper; Accuracy Is Not (seed section 4)")
+    """Stretch: the Brier score is proper; the linear score is not; accuracy is flat."""
+    heading("Stretch . The Brier Score Is Proper; Accuracy Is Not")
     # The label is drawn from p = (0.7, 0.3). A population of ten labels with those frequencies
     # turns each mean score into the expected score E_{y ~ p} S(q, y) exactly.
     p = np.array([0.7, 0.3])
@@ -949,8 +922,8 @@ def stretch() -> dict[str, Any]:
     reports = {"honest (0.7, 0.3)": 0.7, "exaggerated (1, 0)": 1.0, "hedged (0.5, 0.5)": 0.5}
     named = {name: expected(q) for name, q in reports.items()}
     show(
-        "Check yourself (section 4)",
-        ("report", "E Brier", "seed", "E log loss", "seed"),
+        "Check yourself",
+        ("report", "E Brier", "by hand", "E log loss", "by hand"),
         [
             (name, f3(v["brier"]), s_b, f3(v["log"]), s_l)
             for (name, v), s_b, s_l in zip(
@@ -1034,11 +1007,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-figures", action="store_true", help="draw nothing")
     args = parser.parse_args(argv)
-    out = (
-        None
-        if args.no_figures
-        else (args.out or Path(tempfile.mkdtemp(prefix="calibkit-seed002-")))
-    )
+    out = None if args.no_figures else (args.out or Path(tempfile.mkdtemp(prefix="calibkit-lab-")))
     res = run(out)
     if out is not None:
         print(f"\n{len(res['figures'])} figures written to {out}:")

@@ -1,4 +1,5 @@
-"""examples/seed003_six_examples.py reproduces seed 003's six-example case and writes a record
+"""examples/six_predictions.py: six predictions whose NLL improves under temperature scaling while
+four-bin ECE gets worse (T = 1.22975, NLL 0.82278 -> 0.81243, ECE 0.129 -> 0.380), and a record
 that validates and verifies against the six rows."""
 
 from __future__ import annotations
@@ -13,20 +14,20 @@ from example_loader import EXAMPLES, load_example
 
 import calibkit as ck
 
-SCRIPT = EXAMPLES / "seed003_six_examples.py"
+SCRIPT = EXAMPLES / "six_predictions.py"
 
 
 @pytest.fixture(scope="module")
 def example():
-    return load_example("seed003_six_examples")
+    return load_example("six_predictions")
 
 
 @pytest.fixture(scope="module")
 def results(example, tmp_path_factory):
-    return example.run(tmp_path_factory.mktemp("seed003"))
+    return example.run(tmp_path_factory.mktemp("six_predictions"))
 
 
-def test_article_numbers(results):
+def test_worked_numbers(results):
     assert round(results.temperature, 5) == 1.22975
     assert round(results.temperature_function, 5) == 1.22975
     assert results.converged
@@ -42,14 +43,14 @@ def test_accuracy_and_predictions_unchanged(results):
     np.testing.assert_array_equal(results.before.outcome, results.after.outcome)
 
 
-def test_article_bin_table(results):
-    # "Exact bin statistics represented in the diagram"
+def test_four_bin_table(results):
+    # the bin statistics behind the two reliability diagrams
     before = [(r.count, round(r.conf, 3), round(r.acc, 3)) for r in results.table_before.rows]
     after = [(r.count, round(r.conf, 3), round(r.acc, 3)) for r in results.table_after.rows]
     assert [row[0] for row in before] == [0, 0, 3, 3]
     assert before[2:] == [(3, 0.574, 0.667), (3, 0.831, 0.667)]
     assert after[1:] == [(1, 0.496, 0.0), (3, 0.604, 1.0), (2, 0.8, 0.5)]
-    # the article's "Confidence at T = 1.23" column, at the fitted T
+    # each row's confidence at the fitted T
     assert np.round(results.after.confidence, 3).tolist() == [
         0.779,
         0.701,
@@ -60,10 +61,10 @@ def test_article_bin_table(results):
     ]
 
 
-def test_sweep_has_the_article_row_and_quantile_bins(results):
+def test_sweep_has_the_four_bin_row_and_quantile_bins(results):
     rows = {(r.n_bins, r.strategy): r for r in results.sweep}
-    article = rows[(4, "uniform")]
-    assert (round(article.ece_before, 3), round(article.ece_after, 3)) == (0.129, 0.380)
+    four = rows[(4, "uniform")]
+    assert (round(four.ece_before, 3), round(four.ece_after, 3)) == (0.129, 0.380)
     assert any(strategy == "quantile" for _, strategy in rows)
     # one bin: ECE is |mean confidence - accuracy|, which scaling moves toward 4/6
     one = rows[(1, "uniform")]
@@ -75,7 +76,7 @@ def test_sweep_has_the_article_row_and_quantile_bins(results):
 
 def test_record_validates_and_verifies(results, example):
     path = results.record_path
-    assert path.name == "seed003_record.json"
+    assert path.name == "six_predictions_record.json"
     record = ck.read_record(path)  # checked against the JSON Schema
     jsonschema = pytest.importorskip("jsonschema")
     from calibkit.report.record import record_schema
@@ -84,7 +85,7 @@ def test_record_validates_and_verifies(results, example):
 
     assert bool(ck.verify_record(record, example.LOGITS, example.LABELS))
     assert not results.check_changed_label
-    # what the article asks the record to name
+    # what a record must name: the unscaled scores, the map and its objective, the bins
     assert record["data"]["scores_kind"] == "logits"
     assert record["data"]["fingerprint"]["scores"]["shape"] == [6, 3]
     assert record["calibrator"]["kind"] == "temperature"
@@ -111,7 +112,7 @@ def test_main_prints_the_sections_and_writes_to_out(example, tmp_path, capsys):
     assert example.main(["--out", str(tmp_path)]) == 0
     text = capsys.readouterr().out
     for heading in (
-        "Fit one scalar against held-out labels",
+        "one temperature fitted against their labels",
         "ECE compresses a reliability diagram",
         "Better likelihood, worse ECE",
         "A calibrator belongs to one measurement contract",
@@ -121,8 +122,8 @@ def test_main_prints_the_sections_and_writes_to_out(example, tmp_path, capsys):
     assert "mean NLL     0.82278 -> 0.81243" in text
     assert "four-bin ECE 0.129 -> 0.380" in text
     assert "record verified" in text
-    assert (tmp_path / "seed003_record.json").is_file()
-    assert f"record: {tmp_path / 'seed003_record.json'}" in text
+    assert (tmp_path / "six_predictions_record.json").is_file()
+    assert f"record: {tmp_path / 'six_predictions_record.json'}" in text
 
 
 def test_script_runs_from_the_command_line(tmp_path):
@@ -134,5 +135,5 @@ def test_script_runs_from_the_command_line(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
-    assert (tmp_path / "out" / "seed003_record.json").is_file()
+    assert (tmp_path / "out" / "six_predictions_record.json").is_file()
     assert "T = 1.22975" in done.stdout

@@ -1,13 +1,13 @@
-"""Seed 000, worked end to end: the binary calibration audit of a knowledge-graph link predictor.
+"""The binary calibration audit of a knowledge-graph link predictor, worked end to end.
 
-    python examples/seed000_knowledge_graph.py            # the whole walkthrough, seed 0
-    python examples/seed000_knowledge_graph.py --seed 1   # another training / audit seed
+    python examples/knowledge_graph_audit.py            # the whole walkthrough, seed 0
+    python examples/knowledge_graph_audit.py --seed 1   # another training / audit seed
 
-The chapter ("Calibration: Confidence That Means Something") audits a ComplEx link predictor
-trained on a toy academic world. This script builds its own such world (people, papers,
-institutions; relations advises, authored, affiliated, cites), holds out a few true triples as a
-test split, trains ComplEx in plain numpy, and then follows the chapter step by step with
-calibkit:
+A link predictor's scores are margins, not probabilities; this script audits what happens when
+they are read as probabilities through the sigmoid. It builds a toy academic world (people,
+papers, institutions; relations advises, authored, affiliated, cites), holds out a few true
+triples as a test split, trains ComplEx (Trouillon et al. 2016, "Complex embeddings for simple
+link prediction") in plain numpy, and then audits it step by step with calibkit:
 
 1. a labelled set: every true triple as a positive plus seeded corruptions of each as negatives,
    every corruption redrawn until it is neither a known truth nor a duplicate;
@@ -15,18 +15,19 @@ calibkit:
 3. the BEFORE reliability table of the model's own reading p = sigmoid(s) (10 bins, counts,
    standard errors), ECE, Brier (with its calibration + refinement decomposition), NLL;
 4. a temperature fitted by golden-section search on the calibration half;
-5. the AFTER table on the evaluation half, and the chapter's asserts: the fit lowers its own
+5. the AFTER table on the evaluation half, and four asserts: the fit lowers its own
    objective, tau > 1 (overconfidence), ECE improves on held-out data, and decisions, order and
    AUC are bit-identical.
 
 Two of the asserts are theorems (the fit lowers its objective; a temperature moves no decision,
 rank or AUC) and two are measurements. tau > 1 held on every seed tried (0-11); the held-out ECE
 improvement is measured on 147 points, and on seeds 3 and 8 of 0-11 it fails, so the script's
-assert stops there, as the chapter's companion would.
+assert stops there rather than print a claim the data do not back.
 
 Only the graph, the ComplEx model and the corruption sampler are written here; every measure,
 the split and the calibrator are calibkit's. ``run(seed)`` returns every number as a dict (the
-test ``tests/examples/test_seed000.py`` checks them); ``main()`` prints the walkthrough.
+test ``tests/examples/test_knowledge_graph_audit.py`` checks them); ``main()`` prints the
+walkthrough.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ TRIPLES: tuple[Triple, ...] = (
     ("p8", "cites", "p3"),
 )
 
-#: True facts held out of training (the chapter's kg.TEST): the audit's hardest positives.
+#: True facts held out of training: the audit's hardest positives.
 TEST: tuple[Triple, ...] = (
     ("bob", "advises", "dave"),
     ("bob", "authored", "p1"),
@@ -107,9 +108,9 @@ TRAIN: tuple[Triple, ...] = tuple(t for t in TRIPLES if t not in set(TEST))
 ENTITIES: tuple[str, ...] = tuple(sorted({x for h, _, t in TRIPLES for x in (h, t)}))
 RELATIONS: tuple[str, ...] = tuple(sorted({r for _, r, _ in TRIPLES}))
 
-N_BINS = 10  # the chapter's M: ten equal-width bins, [b/M, (b+1)/M), the last one closed
+N_BINS = 10  # M: ten equal-width bins, [b/M, (b+1)/M), the last one closed
 CLOSED = "left"
-CORRUPTIONS_PER_POSITIVE = 6  # the chapter's 1 : 6 ratio
+CORRUPTIONS_PER_POSITIVE = 6  # one positive to six negatives
 
 
 def encode(triples: tuple[Triple, ...] | list[Triple]) -> np.ndarray:
@@ -277,7 +278,7 @@ def build_labelled(
 
 
 def measures(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """The chapter's five instruments on one set of probabilities."""
+    """Five instruments (ECE, NLL, Brier, accuracy, AUC) on one set of probabilities."""
     return {
         "ece": ck.ece(p, y, n_bins=N_BINS, closed=CLOSED),
         "nll": ck.nll(p, y),
@@ -290,8 +291,8 @@ def measures(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
 def run(seed: int = 0, *, epochs: int = 1000, rank: int = 16, l2: float = 0.0) -> dict:
     """Train, label, split, measure, fit tau, measure again. Same seed, same numbers.
 
-    The defaults are tuned so that the scorer is overconfident, as in the chapter: with the
-    chapter's 16 real dimensions (``rank=8``) and 1000 Adagrad epochs the fitted temperature at
+    The defaults are tuned so that the scorer is overconfident: with 16 real dimensions
+    (``rank=8``) and 1000 Adagrad epochs the fitted temperature at
     seed 0 was 0.79 (underconfident); ``rank=16`` (32 real dimensions) memorises harder and gives
     tau between 1.3 and 2.0 on seeds 0-11. With ``epochs=50`` tau stays near 1 or below.
     """
@@ -344,7 +345,7 @@ def run(seed: int = 0, *, epochs: int = 1000, rank: int = 16, l2: float = 0.0) -
         }
         for k, i in enumerate(test_idx)
     ]
-    # who the evaluation half's errors at 0.5 are (the chapter: exactly the held-out positives)
+    # who the evaluation half's errors at 0.5 are (exactly the held-out positives)
     kind = np.where(y == 1, "trained positive", "corruption").astype(object)
     kind[test_idx] = "held-out positive"
     errors = [
@@ -383,7 +384,7 @@ def run(seed: int = 0, *, epochs: int = 1000, rank: int = 16, l2: float = 0.0) -
 
 
 def _ece_by_hand(table: ck.ReliabilityTable) -> tuple[str, float]:
-    """The chapter's hand computation: one term (n_b / N) |gap_b| per occupied row."""
+    """ECE by hand: one term (n_b / N) |gap_b| per occupied row."""
     rows = [r for r in table.rows if r.count > 0]
     terms = [r.count / table.n * abs(r.gap) for r in rows]
     text = " + ".join(f"{r.count}/{table.n}*{abs(r.gap):.4f}" for r in rows)
@@ -404,7 +405,7 @@ def main(seed: int = 0) -> None:
         f"({int(y[res['cal']].sum())} and {int(y[ev].sum())} positives)"
     )
 
-    print("\n[1] the raw scores, read as probabilities (chapter: 'The audit: real scores')")
+    print("\n[1] the raw scores, read as probabilities")
     print(
         f"    positives score in [{s[y == 1].min():8.3f}, {s[y == 1].max():8.3f}], "
         f"negatives in [{s[y == 0].min():8.3f}, {s[y == 0].max():8.3f}]"
@@ -425,8 +426,8 @@ def main(seed: int = 0) -> None:
 
     b, a = res["before"], res["after"]
     print(
-        "\n[2] BEFORE: reliability table of p = σ(s) on the evaluation half\n"
-        "    (chapter: 'The reliability table, built from its definition')"
+        "\n[2] BEFORE: reliability table of p = σ(s) on the evaluation half, built from its\n"
+        "    definition"
     )
     print(_indent(str(res["table_before"])))
     text, total = _ece_by_hand(res["table_before"])
@@ -444,7 +445,7 @@ def main(seed: int = 0) -> None:
 
     print(
         "\n[3] temperature by golden-section search over τ in [0.05, 20], 80 iterations, on the\n"
-        "    calibration half (chapter: 'Temperature scaling: the one-scalar repair')"
+        "    calibration half: the one-scalar repair"
     )
     phi = (math.sqrt(5) - 1) / 2
     print(
@@ -467,7 +468,7 @@ def main(seed: int = 0) -> None:
         note = "better" if a[key] < b[key] else "worse (reported, not hidden)"
         print(f"    {label} {b[key]:.4f} -> {a[key]:.4f}   {note}")
 
-    print("\n[5] the invariance theorem, checked exactly (chapter: 'The invariance theorem')")
+    print("\n[5] the invariance theorem, checked exactly")
     same_order = np.array_equal(
         np.argsort(res["p_before"], kind="stable"), np.argsort(res["p_after"], kind="stable")
     )
@@ -485,7 +486,7 @@ def main(seed: int = 0) -> None:
         side = "above" if value > floor.p95 else "within"
         print(f"    {when}: ECE {value:.4f} is {side} the noise floor (95th pct {floor.p95:.4f})")
 
-    print("\n[6] what one scalar cannot fix (chapter: 'What one scalar cannot fix')")
+    print("\n[6] what one scalar cannot fix")
     for row in res["held_out"]:
         if row["p_before"] < 0.5:
             print(
@@ -494,7 +495,7 @@ def main(seed: int = 0) -> None:
                 "for every τ"
             )
 
-    # the chapter's asserts (calibration.py lines 291-304)
+    # the audit's asserts: two theorems (the fit, the invariance) and two measurements
     assert res["nll_cal_at_tau"] < res["nll_cal_at_1"]
     assert tau > 1.0, f"tau = {tau:.4f}: the scorer is not overconfident at this seed"
     assert a["ece"] < b["ece"], f"held-out ECE {b['ece']:.4f} -> {a['ece']:.4f}: no improvement"
@@ -503,11 +504,11 @@ def main(seed: int = 0) -> None:
     assert np.array_equal(
         np.argsort(res["p_before"], kind="stable"), np.argsort(res["p_after"], kind="stable")
     )
-    print("\nall of the chapter's asserts hold.")
+    print("\nall of the audit's asserts hold.")
 
 
 def _n_for_n(table: ck.ReliabilityTable) -> None:
-    """The chapter's 'seven for seven certifies only above 0.652' reading of a perfect bin."""
+    """What a perfect bin certifies: seven for seven, only accuracy above 0.652."""
     top = table.rows[-1]
     if top.count > 0 and top.acc == 1.0:
         lo, _ = ck.binomial_interval(top.count, top.count, method="clopper-pearson", level=0.90)
