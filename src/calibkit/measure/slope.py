@@ -202,6 +202,7 @@ def slope_from_sums(
             "the slope grows without bound",
         )
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    a, b, a1 = float(a), float(b), float(a1)
     se_a, se_b = math.sqrt(s[5] / det), math.sqrt(s[3] / det)
     se_l = math.sqrt(1.0 / s1[3]) if s1[3] > 0 else math.nan
     return CalibrationSlope(
