@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import calibkit as ck
 from calibkit.cli import app
-from calibkit.report.record import read_record, record_schema, verify_record
+from calibkit.record import read_record, record_schema, verify_record
 from cli_helpers import assert_bad_input
 
 EXAMPLES = Path(__file__).parents[1] / "examples" / "data"

@@ -88,19 +88,21 @@ from .recalibrate import (
     save_calibrator,
     stratified_split,
 )
-from .report import (
+from .record import (
     RecordComparison,
-    before_after,
     calibration_record,
     compare_records,
+    read_record,
+    verify_record,
+    write_record,
+)
+from .report import (
+    before_after,
     cost_curve,
     monitor_plot,
-    read_record,
     reliability_diagram,
     risk_coverage_plot,
     save_figure,
-    verify_record,
-    write_record,
     write_report,
 )
 from .stated import (

@@ -479,7 +479,7 @@ def audit(
                     )
             document = None
             if record is not None or html is not None:
-                from .report.record import calibration_record, write_record
+                from .record import calibration_record, write_record
 
                 document = calibration_record(
                     result,
@@ -1635,8 +1635,8 @@ def compare(
     quiet: QuietOption = False,
 ) -> None:
     """Did calibration move beyond noise between two calibration records?"""
-    from .report.compare import compare_records, render_comparison
-    from .report.record import read_record
+    from .record import compare_records, read_record
+    from .report.terminal import render_comparison
 
     _check_quiet(quiet, json_out, "compare")
     with warnings.catch_warnings(record=True) as caught:
@@ -1778,7 +1778,7 @@ def monitor(
                 columns.pop("format")
             reference_doc = None
             if reference_record is not None:
-                from .report.record import read_record
+                from .record import read_record
 
                 reference_doc = read_record(reference_record, require_signature=require_signature)
             result = ck.monitor(

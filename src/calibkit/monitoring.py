@@ -6,7 +6,7 @@ The per-group sums come from any engine (arrays in memory, a stream of chunks, D
 one GROUP BY on the group and the bin), and the temperatures of all groups are fitted together,
 one aggregation per Newton step. A group is flagged when its ECE change from the reference lies
 outside the band of changes of two cohorts of the same sizes and confidences whose calibration
-did not move (:func:`calibkit.report.compare.ece_change_band`); the band's level is corrected
+did not move (:func:`calibkit.measure.change.ece_change_band`); the band's level is corrected
 for the number of groups compared (Bonferroni), so a run of stable weeks raises a false alarm
 with probability at most ``1 - level`` in all.
 """
@@ -24,6 +24,7 @@ from . import _validate as v
 from ._errors import InputError
 from .engines._plan import Binning
 from .measure.bins import BinStats, Edges
+from .measure.change import ChangeBand, ece_change_band
 from .measure.errors import ece_from_stats
 from .measure.uncertainty import (
     BOOTSTRAP_FROM_STATS,
@@ -32,7 +33,6 @@ from .measure.uncertainty import (
     bootstrap_from_stats,
     noise_floor_from_stats,
 )
-from .report.compare import ChangeBand, ece_change_band
 
 __all__ = ["GroupCalibration", "Monitor", "monitor"]
 
@@ -322,11 +322,11 @@ def _reference(reference: Any, sums: Any, where: str) -> tuple[str, BinStats]:
     if reference is None:
         return f"group {_plain(sums.groups[0])}", sums.stats[0]
     if isinstance(reference, (str, os.PathLike)) and str(reference).endswith(".json"):
-        from .report.record import read_record
+        from .record import read_record
 
         reference = read_record(reference)
     if isinstance(reference, Mapping):
-        from .report.record import record_stats
+        from .record import record_stats
 
         stats = record_stats(reference)
         if stats.closed != sums.stats[0].closed or not np.array_equal(

@@ -20,9 +20,15 @@ from typer.testing import CliRunner
 
 import calibkit as ck
 from calibkit.cli import app
-from calibkit.report import check_record, sign_record
-from calibkit.report.compare import compare_records
-from calibkit.report.record import calibration_record, read_record, verify_record, write_record
+from calibkit.record import (
+    calibration_record,
+    check_record,
+    compare_records,
+    read_record,
+    sign_record,
+    verify_record,
+    write_record,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cli_helpers import assert_bad_input  # noqa: E402
@@ -469,7 +475,7 @@ def test_the_signature_field_in_the_schema(data):
     malformed signature is refused by both, calibkit naming the field."""
     import jsonschema
 
-    from calibkit.report.record import record_schema
+    from calibkit.record import record_schema
 
     validator = jsonschema.Draft202012Validator(record_schema())
     signed = record_of(*data, key=KEY)

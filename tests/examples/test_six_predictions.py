@@ -79,7 +79,7 @@ def test_record_validates_and_verifies(results, example):
     assert path.name == "six_predictions_record.json"
     record = ck.read_record(path)  # checked against the JSON Schema
     jsonschema = pytest.importorskip("jsonschema")
-    from calibkit.report.record import record_schema
+    from calibkit.record import record_schema
 
     jsonschema.validate(json.loads(path.read_text()), record_schema())
 

@@ -15,10 +15,12 @@ from ..measure.reliability import gap_note
 if TYPE_CHECKING:
     from ..audit import Audit
     from ..monitoring import Monitor
+    from ..record.compare import RecordComparison
     from ..stated.audit import StatedAudit
 
 __all__ = [
     "metrics_table",
+    "render_comparison",
     "reliability_note",
     "reliability_table",
     "render_audit",
@@ -165,3 +167,65 @@ def render_stated_audit(
         + ("; 'excl' counts rows with no confidence or one outside [0, 1]." if wide else ".")
         + ("" if wide else " --wide adds Brier, NLL and the stated values' coarseness.")
     )
+
+
+def render_comparison(comparison: RecordComparison, console: Console) -> None:
+    """Print a comparison with rich: the header, the ECE change against its noise band, the bin
+    table (a moved bin in red when it moved away from the diagonal), the notes and the verdict."""
+    c = comparison
+    pct = f"{c.level * 100:g}"
+    console.print(Text("calibkit compare", style="bold"))
+    for line in c.header():
+        console.print(line)
+    console.print()
+    ece = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    for name in ("", "old", "new", "change", f"{pct}% noise band", "p"):
+        ece.add_column(name, justify="right" if name else "left", no_wrap=True)
+    ece.add_row(
+        "ECE",
+        f"{c.ece_old:.4f}",
+        f"{c.ece_new:.4f}",
+        Text(f"{c.ece_change:+.4f}", style="bold red" if c.moved else ""),
+        f"[{c.noise_low:+.4f}, {c.noise_high:+.4f}]",
+        f"{c.p_value:.3g}",
+    )
+    console.print(ece)
+    console.print()
+    bins = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    level = pct
+    bins.add_column("bin", justify="right", no_wrap=True)
+    bins.add_column("N old", justify="right", no_wrap=True)
+    bins.add_column("N new", justify="right", no_wrap=True)
+    bins.add_column("gap old -> new", justify="right", no_wrap=True)
+    bins.add_column(f"d acc [{level}% CI]", justify="right", no_wrap=True)
+    bins.add_column("moved", overflow="fold")
+    for k, b in enumerate(c.bins):
+        if b.count_old == 0 and b.count_new == 0:
+            continue
+        if b.compared:
+            acc = f"{b.acc_change:+.3f} [{b.acc_low:+.3f}, {b.acc_high:+.3f}]"
+            flag = Text("")
+            if b.moved:
+                away = b.direction == "away from the diagonal"
+                flag = Text("away" if away else "toward", style="bold red" if away else "green")
+        else:
+            acc = "-"
+            flag = Text("new" if b.count_old == 0 else "gone", style="dim")
+        bins.add_row(
+            c.bin_label(k),
+            str(b.count_old),
+            str(b.count_new),
+            f"{_signed(b.gap_old)} -> {_signed(b.gap_new)}",
+            acc,
+            flag,
+        )
+    console.print(bins)
+    console.print()
+    for line in c.notes():
+        console.print(line)
+    console.print()
+    console.print(Text(c.verdict(), style="bold" if c.moved else ""))
+
+
+def _signed(x: float) -> str:
+    return DASH if not math.isfinite(x) else f"{x:+.3f}"

@@ -40,7 +40,7 @@ SUM_FIELDS = ("sum_conf", "sum_outcome", "sum_conf_sq", "sum_conf_outcome", "sum
 
 @functools.cache
 def _schema_text() -> str:
-    return resources.files("calibkit.report").joinpath("record.schema.json").read_text("utf-8")
+    return resources.files("calibkit.record").joinpath("record.schema.json").read_text("utf-8")
 
 
 def record_schema() -> dict[str, Any]:

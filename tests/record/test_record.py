@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 
 import calibkit as ck
-from calibkit.report import _schema
-from calibkit.report import record as record_module
-from calibkit.report.record import (
+from calibkit.record import build as record_module
+from calibkit.record import (
     calibration_record,
     fingerprint_array,
     read_record,
@@ -26,6 +25,7 @@ from calibkit.report.record import (
     verify_record,
     write_record,
 )
+from calibkit.record import schema as _schema
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "data"
 FAST = {"n_boot": 100, "n_sims": 100}
@@ -110,7 +110,7 @@ def test_schema_uses_only_keywords_the_builtin_validator_implements():
 def test_the_schema_ships_with_the_package():
     from importlib import resources
 
-    assert resources.files("calibkit.report").joinpath("record.schema.json").is_file()
+    assert resources.files("calibkit.record").joinpath("record.schema.json").is_file()
 
 
 def test_synthetic_record_is_schema_valid(small):

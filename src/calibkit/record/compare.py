@@ -39,10 +39,12 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
-from ._signing import RecordTrust, check_record
-from .record import record_stats
+from ..measure.change import ece_change_band
+from ..measure.errors import ece_from_stats
+from .signing import RecordTrust, check_record
+from .verify import record_stats
 
-__all__ = ["BinChange", "RecordComparison", "compare_records", "render_comparison"]
+__all__ = ["BinChange", "RecordComparison", "compare_records"]
 
 _CONTEXT_SHOWN = ("model", "checkpoint", "population", "data_window")
 
@@ -149,6 +151,10 @@ class RecordComparison:
             return None
         return self.temperature_new - self.temperature_old
 
+    def bin_label(self, k: int) -> str:
+        """Bin ``k`` as the reliability table writes it."""
+        return _bin_label(self.bins[k], k, len(self.bins), self.closed)
+
     def verdict(self) -> str:
         """One line: moved beyond noise or within noise, with the numbers that say so."""
         pct = _pct(self.level)
@@ -224,7 +230,7 @@ class RecordComparison:
         for k, b in enumerate(self.bins):
             if b.count_old == 0 and b.count_new == 0:
                 continue
-            label = _bin_label(b, k, len(self.bins), self.closed)
+            label = self.bin_label(k)
             if b.compared:
                 acc = f"{b.acc_change:+.3f} [{b.acc_low:+.3f}, {b.acc_high:+.3f}]"
                 gap = f"{b.gap_change:+.3f} [{b.gap_low:+.3f}, {b.gap_high:+.3f}]"
@@ -328,8 +334,8 @@ def compare_records(
     Parameters
     ----------
     old, new : dict
-        Calibration records (:func:`~calibkit.report.record.calibration_record`,
-        :func:`~calibkit.report.record.read_record`); both are checked against the schema.
+        Calibration records (:func:`~calibkit.record.calibration_record`,
+        :func:`~calibkit.record.read_record`); both are checked against the schema.
     level : float
         Level of the noise band of the ECE change and of every bin's interval.
     n_sims : int
@@ -337,7 +343,7 @@ def compare_records(
     seed : int
         Seed of the simulation (same seed, same band).
     key, verify, require_signature
-        How each record's integrity is checked (:func:`~calibkit.report.record.check_record`):
+        How each record's integrity is checked (:func:`~calibkit.record.check_record`):
         an edited record, or one whose signature does not verify with the key (by default the
         one in ``CALIBKIT_RECORD_KEY``), is refused unless ``verify=False``; with
         ``require_signature=True`` an unsigned or unverifiable one is refused too. The result
@@ -356,8 +362,8 @@ def compare_records(
     Two halves of one calibrated model's predictions are within noise:
 
     >>> import numpy as np, calibkit as ck
-    >>> from calibkit.report.record import calibration_record
-    >>> from calibkit.report.compare import compare_records
+    >>> from calibkit.record import calibration_record
+    >>> from calibkit.record import compare_records
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(0, 1, 4000); y = (rng.random(4000) < p).astype(int)
     >>> a, b = (ck.audit(p[s], y[s], n_boot=100, n_sims=100) for s in (slice(0, 2000),
@@ -383,7 +389,7 @@ def compare_records(
     _refuse_if_incomparable(old, new, where=where)
 
     s_old, s_new = record_stats(old), record_stats(new)
-    ece_old, ece_new = _ece(s_old), _ece(s_new)
+    ece_old, ece_new = float(ece_from_stats(s_old)), float(ece_from_stats(s_new))
     band = ece_change_band(s_old, s_new, level=level, n_sims=n_sims, seed=seed)
     change, low, high, p_value, moved = (
         band.change,
@@ -420,34 +426,6 @@ def compare_records(
         trust_old=trust_old,
         trust_new=trust_new,
     )
-
-
-@dataclass(frozen=True)
-class ChangeBand:
-    """The change of ECE between two cohorts over the same bins, beside the band of changes
-    seen when calibration did not move (``level`` central range of ``n_sims`` simulations)."""
-
-    change: float
-    low: float
-    high: float
-    p_value: float
-    moved: bool
-
-
-def ece_change_band(
-    old: Any, new: Any, *, level: float = 0.95, n_sims: int = 2000, seed: int = 0
-) -> ChangeBand:
-    """Whether ECE moved from the :class:`~calibkit.BinStats` ``old`` to ``new`` beyond the
-    noise of two cohorts of these sizes and confidences whose calibration is the same (the
-    test of :func:`compare_records` and of the monitor)."""
-    change = _ece(new) - _ece(old)
-    null = _null_changes(old, new, n_sims, np.random.default_rng(seed))
-    alpha = 1.0 - level
-    low, high = (float(q) for q in np.quantile(null, [alpha / 2, 1 - alpha / 2]))
-    # two-sided Monte Carlo p-value, counting the observed change as one of the draws
-    tail = min(np.count_nonzero(null >= change), np.count_nonzero(null <= change))
-    p_value = min(1.0, 2.0 * (tail + 1) / (n_sims + 1))
-    return ChangeBand(change, low, high, p_value, bool(change < low or change > high))
 
 
 # ----------------------------------------------------------------------------- refusal
@@ -495,31 +473,6 @@ def _binning(b: Mapping[str, Any]) -> str:
 
 
 # ----------------------------------------------------------------------------- numbers
-
-
-def _ece(stats: Any) -> float:
-    from ..measure.errors import ece_from_stats
-
-    return float(ece_from_stats(stats))
-
-
-def _null_changes(s_old: Any, s_new: Any, n_sims: int, rng: np.random.Generator) -> np.ndarray:
-    """ECE(new) - ECE(old) when calibration did not move: each record keeps its counts and
-    confidences, both get the pooled per-bin gap g, and each bin's sum of (y - p) is drawn from
-    its normal limit, mean g n, variance sum (p + g)(1 - p - g)."""
-    n_old = s_old.count.astype(np.float64)
-    n_new = s_new.count.astype(np.float64)
-    total = n_old + n_new
-    residual = s_old.sum_outcome + s_new.sum_outcome - s_old.sum_conf - s_new.sum_conf
-    gap = np.where(total > 0, residual / np.maximum(total, 1.0), 0.0)
-
-    def simulated_ece(stats: Any, n: np.ndarray) -> np.ndarray:
-        var = (stats.sum_conf - stats.sum_conf_sq) + gap * (n - 2.0 * stats.sum_conf) - n * gap**2
-        sd = np.sqrt(np.maximum(var, 0.0))
-        sums = gap * n + rng.standard_normal((n_sims, n.size)) * sd
-        return np.abs(sums).sum(axis=1) / n.sum()
-
-    return simulated_ece(s_new, n_new) - simulated_ece(s_old, n_old)
 
 
 def _bin_changes(s_old: Any, s_new: Any, level: float) -> tuple[BinChange, ...]:
@@ -635,64 +588,3 @@ def _bin_label(b: BinChange, k: int, m: int, closed: str) -> str:
 
 def _num(x: float) -> str:
     return f"{x:.4f}".rstrip("0").rstrip(".") or "0"
-
-
-def render_comparison(comparison: RecordComparison, console: Any) -> None:
-    """Print a comparison with rich: the header, the ECE change against its noise band, the bin
-    table (a moved bin in red when it moved away from the diagonal), the notes and the verdict."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
-    c = comparison
-    console.print(Text("calibkit compare", style="bold"))
-    for line in c.header():
-        console.print(line)
-    console.print()
-    ece = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
-    for name in ("", "old", "new", "change", f"{_pct(c.level)}% noise band", "p"):
-        ece.add_column(name, justify="right" if name else "left", no_wrap=True)
-    ece.add_row(
-        "ECE",
-        f"{c.ece_old:.4f}",
-        f"{c.ece_new:.4f}",
-        Text(f"{c.ece_change:+.4f}", style="bold red" if c.moved else ""),
-        f"[{c.noise_low:+.4f}, {c.noise_high:+.4f}]",
-        f"{c.p_value:.3g}",
-    )
-    console.print(ece)
-    console.print()
-    bins = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
-    level = _pct(c.level)
-    bins.add_column("bin", justify="right", no_wrap=True)
-    bins.add_column("N old", justify="right", no_wrap=True)
-    bins.add_column("N new", justify="right", no_wrap=True)
-    bins.add_column("gap old -> new", justify="right", no_wrap=True)
-    bins.add_column(f"d acc [{level}% CI]", justify="right", no_wrap=True)
-    bins.add_column("moved", overflow="fold")
-    for k, b in enumerate(c.bins):
-        if b.count_old == 0 and b.count_new == 0:
-            continue
-        if b.compared:
-            acc = f"{b.acc_change:+.3f} [{b.acc_low:+.3f}, {b.acc_high:+.3f}]"
-            flag = Text("")
-            if b.moved:
-                away = b.direction == "away from the diagonal"
-                flag = Text("away" if away else "toward", style="bold red" if away else "green")
-        else:
-            acc = "-"
-            flag = Text("new" if b.count_old == 0 else "gone", style="dim")
-        bins.add_row(
-            _bin_label(b, k, len(c.bins), c.closed),
-            str(b.count_old),
-            str(b.count_new),
-            f"{_fmt(b.gap_old, '+.3f')} -> {_fmt(b.gap_new, '+.3f')}",
-            acc,
-            flag,
-        )
-    console.print(bins)
-    console.print()
-    for line in c.notes():
-        console.print(line)
-    console.print()
-    console.print(Text(c.verdict(), style="bold" if c.moved else ""))

@@ -13,9 +13,11 @@ from rich.console import Console
 
 import calibkit as ck
 from calibkit.measure.bins import BinStats
+from calibkit.measure.change import _null_changes
 from calibkit.measure.errors import ece_from_stats
-from calibkit.report.compare import _null_changes, compare_records, render_comparison
-from calibkit.report.record import _digest, calibration_record
+from calibkit.record import calibration_record, compare_records
+from calibkit.record.signing import _digest
+from calibkit.report.terminal import render_comparison
 
 FAST = {"n_boot": 100, "n_sims": 100}
 CONTRACT = {"model": "toy", "outcome_definition": "argmax is the label"}

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import InputError
-from ._schema import validate_record
+from .schema import validate_record
 
 __all__ = ["KEY_ENV", "MIN_KEY_BYTES", "TRUST", "RecordTrust", "check_record", "sign_record"]
 
@@ -170,7 +170,7 @@ def check_record(
     Examples
     --------
     >>> import numpy as np, calibkit as ck
-    >>> from calibkit.report.record import calibration_record, check_record
+    >>> from calibkit.record import calibration_record, check_record
     >>> p = np.linspace(0.05, 0.95, 200); y = (np.arange(200) % 3 == 0).astype(int)
     >>> r = calibration_record(ck.audit(p, y, n_boot=50, n_sims=50), key="k" * 32)
     >>> str(check_record(r, key="k" * 32)).startswith("signed and verified")
@@ -196,7 +196,7 @@ def check_record(
             raise InputError(
                 f"{where}: the record is not signed, and a signed record is required; sign it "
                 f"where it is made (set {KEY_ENV} for calibkit audit --record, or "
-                "calibkit.report.sign_record)."
+                "calibkit.record.sign_record)."
             )
         return RecordTrust("digest-only")
     secret = _key(key, where=where)

@@ -6,14 +6,14 @@ A record names what the audit is about (model, checkpoint, outcome definition, p
 window: the user's words), fingerprints the data it was computed from (sha256 of the score and
 label arrays, with their dtype and shape), says how the rows were split and which calibrator
 (with its fitted state and objective) produced the probabilities, and keeps the binning, the
-per-bin sufficient statistics (so that :func:`~calibkit.report.compare.compare_records` can
+per-bin sufficient statistics (so that :func:`~calibkit.record.compare_records` can
 compute intervals later without the data), every metric with its interval, the noise floor, the
 software versions and the time.
 
 What a record proves
 --------------------
 A ``digest`` (sha256 of the other fields as canonical JSON) is checked by every read
-(:func:`read_record`, :func:`check_record`, :func:`~calibkit.report.compare.compare_records`):
+(:func:`read_record`, :func:`check_record`, :func:`~calibkit.record.compare_records`):
 an edited record is refused. A digest has no secret in it, so it detects accidental and careless
 edits, not a forger, who edits a field and recomputes it. A record that crosses a trust boundary
 should be *signed*: with a key (``key=``, or the environment variable ``CALIBKIT_RECORD_KEY``)
@@ -36,42 +36,21 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import platform
-import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .. import _validate as v
-from .._errors import CalibkitWarning, InputError
-from .._files import write_atomic
-from .._json import jsonable, read_json_file
-from ._schema import FORMAT, FORMAT_VERSION, record_schema, validate_record
-from ._schema import SUM_FIELDS as _SUM_FIELDS
-from ._signing import KEY_ENV, RecordTrust, _digest, _key, _signature, check_record, sign_record
+from .._errors import InputError
+from .._json import jsonable
+from .schema import FORMAT, FORMAT_VERSION, validate_record
+from .schema import SUM_FIELDS as _SUM_FIELDS
+from .signing import _digest, _key, _signature
 
-__all__ = [
-    "FORMAT",
-    "FORMAT_VERSION",
-    "KEY_ENV",
-    "RecordCheck",
-    "RecordTrust",
-    "calibration_record",
-    "check_record",
-    "fingerprint_array",
-    "read_record",
-    "record_schema",
-    "record_stats",
-    "sign_record",
-    "validate_record",
-    "verify_record",
-    "write_record",
-]
+__all__ = ["calibration_record", "fingerprint_array"]
 
 #: Bytes hashed per step: a big array is fingerprinted without a second copy of it.
 _CHUNK = 1 << 24
@@ -132,7 +111,7 @@ def calibration_record(
     Examples
     --------
     >>> import numpy as np, calibkit as ck
-    >>> from calibkit.report.record import calibration_record, verify_record
+    >>> from calibkit.record import calibration_record, verify_record
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(0, 1, 400); y = (rng.random(400) < p).astype(int)
     >>> a = ck.audit(p, y, n_boot=100, n_sims=100)
@@ -263,7 +242,7 @@ def fingerprint_array(x: Any, *, name: str = "array", where: str = "fingerprint_
     Examples
     --------
     >>> import numpy as np
-    >>> from calibkit.report.record import fingerprint_array
+    >>> from calibkit.record import fingerprint_array
     >>> f = fingerprint_array(np.array([1, 2, 3], dtype=np.int64))
     >>> f["dtype"], f["shape"], f["sha256"][:12]
     ('<i8', [3], 'e2e2033ae7e1')
@@ -390,170 +369,3 @@ def _wilson(k: int, n: int, level: float) -> dict[str, Any]:
 
     low, high = binomial_interval(k, n, method="wilson", level=level)
     return {"low": float(low), "high": float(high), "level": level, "method": "wilson"}
-
-
-# ----------------------------------------------------------------------------- files
-
-
-def write_record(
-    record: Mapping[str, Any], path: str | os.PathLike[str], *, key: str | bytes | None = None
-) -> Path:
-    """Write a record as JSON, atomically (a temporary file beside ``path``, then renamed): a
-    failed write leaves no partial file.
-
-    The record is checked first as :func:`check_record` checks it: an edited record, or one
-    whose signature does not verify with the key, is refused rather than written. An unsigned
-    record is signed when a key is given (``key=``) or set in ``CALIBKIT_RECORD_KEY``.
-    """
-    where = "write_record"
-    check_record(record, key=key, where=where)
-    if "signature" not in record:
-        secret = _key(key, where=where)
-        if secret is not None:
-            record = {**record, "signature": _signature(record, secret.value)}
-    text = json.dumps(record, indent=2, allow_nan=False, ensure_ascii=False)
-    return write_atomic(path, text + "\n", where=where)
-
-
-def read_record(
-    path: str | os.PathLike[str],
-    *,
-    key: str | bytes | None = None,
-    verify: bool = True,
-    require_signature: bool = False,
-) -> dict[str, Any]:
-    """Read a record written by :func:`write_record`, checked against the schema, its digest
-    and (when it is signed and a key is available) its signature.
-
-    Parameters
-    ----------
-    path : str or path
-        The JSON file (read through calibkit's bounded JSON reader).
-    key, verify, require_signature
-        As for :func:`check_record`: the signing key (by default ``CALIBKIT_RECORD_KEY``);
-        ``verify=False`` reads an edited record, or one whose signature fails, for forensic
-        inspection (with a :class:`calibkit.CalibkitWarning` saying so);
-        ``require_signature=True`` refuses an unsigned or unverifiable record.
-
-    Raises :class:`calibkit.InputError` naming the file and what is wrong: the first failing
-    field (``metrics.ece.value``, ``bins.count[3]``, ...), an edit after the record was made, a
-    signature that does not verify. A signed record read without a key gives a
-    :class:`calibkit.CalibkitWarning` that its signature could not be verified.
-    """
-    where = f"read_record: '{Path(path)}'"
-    data = read_json_file(path, where="read_record")
-    trust = check_record(
-        data, key=key, verify=verify, require_signature=require_signature, where=where
-    )
-    if trust.status == "signed-unverified":
-        warnings.warn(
-            f"{where}: the record is signed (key id {trust.key_id}), but {KEY_ENV} is not set, "
-            "so its signature could not be verified; only its digest was checked, which "
-            "detects accidental edits, not a forger.",
-            CalibkitWarning,
-            stacklevel=2,
-        )
-    elif not trust.ok:
-        warnings.warn(f"{where}: {trust}.", CalibkitWarning, stacklevel=2)
-    return data
-
-
-# ----------------------------------------------------------------------------- reading back
-
-
-def record_stats(record: Mapping[str, Any]) -> Any:
-    """The record's per-bin sufficient statistics as a :class:`calibkit.BinStats`."""
-    from ..measure.bins import BinStats
-
-    binning, bins = record["binning"], record["bins"]
-    return BinStats.from_dict(
-        {
-            "edges": binning["edges"],
-            "closed": binning["closed"],
-            "count": bins["count"],
-            **{f: bins[f] for f in _SUM_FIELDS},
-        }
-    )
-
-
-@dataclass(frozen=True)
-class RecordCheck:
-    """What :func:`verify_record` found. ``data_matches``: the arrays have the recorded
-    fingerprint (dtype, shape and sha256 of scores and labels). ``record_intact``: the record's
-    fields still hash to its digest and, where it is signed and a key is available, its
-    signature verifies. ``trust`` is the :class:`RecordTrust` behind the latter. ``problems``
-    says what differs. True (as a bool) only when both hold."""
-
-    data_matches: bool
-    record_intact: bool
-    problems: tuple[str, ...]
-    trust: RecordTrust = RecordTrust("digest-only")
-
-    @property
-    def ok(self) -> bool:
-        return self.data_matches and self.record_intact
-
-    def __bool__(self) -> bool:
-        return self.ok
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "data_matches": self.data_matches,
-            "record_intact": self.record_intact,
-            "trust": self.trust.to_dict(),
-            "problems": list(self.problems),
-        }
-
-    def __str__(self) -> str:
-        if self.ok:
-            return (
-                "record verified: the data match its fingerprint and the record is intact "
-                f"({self.trust})."
-            )
-        return "record NOT verified: " + "; ".join(self.problems)
-
-
-def verify_record(
-    record: Mapping[str, Any], scores: Any, labels: Any, *, key: str | bytes | None = None
-) -> RecordCheck:
-    """Whether ``scores`` and ``labels`` are the data the record was made from, and whether
-    the record is as it was made.
-
-    The arrays are fingerprinted as :func:`calibration_record` did (sha256 of the raw bytes,
-    dtype, shape) and compared with the record's fingerprint; the record's digest is recomputed
-    from its other fields, and its signature checked where it is signed and a key (``key=`` or
-    ``CALIBKIT_RECORD_KEY``) is available. Changed data, or a record whose fingerprint (or any
-    other field) was edited, give a falsy :class:`RecordCheck` that says what differs. Without
-    a signature, an edit whose author recomputed the digest cannot be told from the original.
-    """
-    where = "verify_record"
-    trust = check_record(record, key=key, verify=False, where=where)
-    recorded = record["data"]["fingerprint"]
-    if recorded is None:
-        raise InputError(
-            f"{where}: the record has no data fingerprint (it was made without scores and "
-            "labels), so there is nothing to check the data against."
-        )
-    problems: list[str] = []
-    for name, x in (("scores", scores), ("labels", labels)):
-        now = fingerprint_array(x, name=name, where=where)
-        then = recorded[name]
-        for field in ("dtype", "shape", "sha256"):
-            if now[field] != then[field]:
-                what = "contents (sha256)" if field == "sha256" else field
-                shown = (
-                    f"{then[field][:12]}... recorded, {now[field][:12]}... now"
-                    if field == "sha256"
-                    else f"{then[field]} recorded, {now[field]} now"
-                )
-                problems.append(f"{name} {what} differ: {shown}")
-                break
-    data_matches = not problems
-    if trust.status == "edited":
-        problems.append(
-            "the record was edited after it was made: its fields no longer hash to its digest"
-        )
-    elif trust.status == "signature-invalid":
-        problems.append(f"the record's signature does not verify with {trust.key_origin}")
-    return RecordCheck(data_matches, trust.ok, tuple(problems), trust)

@@ -1,0 +1,61 @@
+"""Has calibration moved between two cohorts? The no-change band of the ECE difference over
+the same bins: the changes seen in simulations where both cohorts keep their counts and
+confidences and share one per-bin gap (used by record comparison and by the monitor)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import ece_from_stats
+
+__all__ = ["ChangeBand", "ece_change_band"]
+
+
+@dataclass(frozen=True)
+class ChangeBand:
+    """The change of ECE between two cohorts over the same bins, beside the band of changes
+    seen when calibration did not move (``level`` central range of ``n_sims`` simulations)."""
+
+    change: float
+    low: float
+    high: float
+    p_value: float
+    moved: bool
+
+
+def ece_change_band(
+    old: Any, new: Any, *, level: float = 0.95, n_sims: int = 2000, seed: int = 0
+) -> ChangeBand:
+    """Whether ECE moved from the :class:`~calibkit.BinStats` ``old`` to ``new`` beyond the
+    noise of two cohorts of these sizes and confidences whose calibration is the same (the
+    test of :func:`compare_records` and of the monitor)."""
+    change = float(ece_from_stats(new)) - float(ece_from_stats(old))
+    null = _null_changes(old, new, n_sims, np.random.default_rng(seed))
+    alpha = 1.0 - level
+    low, high = (float(q) for q in np.quantile(null, [alpha / 2, 1 - alpha / 2]))
+    # two-sided Monte Carlo p-value, counting the observed change as one of the draws
+    tail = min(np.count_nonzero(null >= change), np.count_nonzero(null <= change))
+    p_value = min(1.0, 2.0 * (tail + 1) / (n_sims + 1))
+    return ChangeBand(change, low, high, p_value, bool(change < low or change > high))
+
+
+def _null_changes(s_old: Any, s_new: Any, n_sims: int, rng: np.random.Generator) -> np.ndarray:
+    """ECE(new) - ECE(old) when calibration did not move: each record keeps its counts and
+    confidences, both get the pooled per-bin gap g, and each bin's sum of (y - p) is drawn from
+    its normal limit, mean g n, variance sum (p + g)(1 - p - g)."""
+    n_old = s_old.count.astype(np.float64)
+    n_new = s_new.count.astype(np.float64)
+    total = n_old + n_new
+    residual = s_old.sum_outcome + s_new.sum_outcome - s_old.sum_conf - s_new.sum_conf
+    gap = np.where(total > 0, residual / np.maximum(total, 1.0), 0.0)
+
+    def simulated_ece(stats: Any, n: np.ndarray) -> np.ndarray:
+        var = (stats.sum_conf - stats.sum_conf_sq) + gap * (n - 2.0 * stats.sum_conf) - n * gap**2
+        sd = np.sqrt(np.maximum(var, 0.0))
+        sums = gap * n + rng.standard_normal((n_sims, n.size)) * sd
+        return np.abs(sums).sum(axis=1) / n.sum()
+
+    return simulated_ece(s_new, n_new) - simulated_ece(s_old, n_old)
