@@ -10,6 +10,7 @@ Audit whether a model that says 0.9 is right 9 times in 10, with the uncertainty
 from typing import Any
 
 from ._errors import CalibkitWarning, InputError, NotFittedError
+from ._version import __version__ as __version__
 from .audit import Audit, audit
 from .decide import (
     ActionChoice,
@@ -112,8 +113,6 @@ from .stated import (
     parse_confidence,
     parse_decision,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ActionChoice",

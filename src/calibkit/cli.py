@@ -17,10 +17,10 @@ from typing import Annotated, Any, NoReturn
 import numpy as np
 import typer
 
-from . import __version__
 from ._errors import InputError
 from ._files import atomic_path, check_outputs
 from ._json import jsonable
+from ._version import __version__
 
 EXIT_BAD_INPUT = 2
 

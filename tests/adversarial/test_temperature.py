@@ -21,7 +21,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
 import calibkit as ck
-from calibkit.recalibrate import _temperature_math as tm
+from calibkit.measure import temperature as tm
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:PySpark does not yet fully support pandas:FutureWarning"

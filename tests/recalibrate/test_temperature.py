@@ -271,7 +271,7 @@ def test_sklearn_clone_and_params():
 def test_objective_passes_agree_to_rounding(monkeypatch, beta):
     """The numba pass (vectorised exp) and the numpy reference give the same f, f' and f''."""
     pytest.importorskip("numba")
-    from calibkit.recalibrate import _temperature_math as tm
+    from calibkit.measure import temperature as tm
 
     z, y = calibrated_logits(50_000, 7, 3.0, seed=8)
     z[::97, 3] = -np.inf  # logs of probabilities that are exactly 0 (never the true class)

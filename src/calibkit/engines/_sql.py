@@ -328,7 +328,7 @@ class Query:
     def temperature_sums(self, beta: str) -> str:
         """Sums of the NLL at inverse temperature ``beta`` (an SQL expression per row, e.g. a
         literal or a CASE on the group) and its first two derivatives in beta, as
-        :func:`calibkit.recalibrate._temperature_math.evaluate` computes them."""
+        :func:`calibkit.measure.temperature.evaluate` computes them."""
         g = "g, " if self.by is not None else ""
         group = " GROUP BY g" if self.by is not None else ""
         c = len(self.plan.scores)

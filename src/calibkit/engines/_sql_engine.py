@@ -19,9 +19,9 @@ import numpy as np
 from .. import _kernels
 from .._errors import CalibkitWarning, InputError
 from ..io import ColumnPlan
+from ..measure import temperature as tm
 from ..measure.bins import BinStats, Edges
 from ..measure.summary import Summary
-from ..recalibrate import _temperature_math as tm
 from ._plan import Binning, Need, classwise_names, needs, plan_edges
 from ._select import select_ranks
 from ._sql import Dialect, Query, number

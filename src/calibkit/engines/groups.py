@@ -14,11 +14,11 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
+from ..measure import temperature as tm
 from ..measure.bins import (
     BinStats,
     Edges,
 )
-from ..recalibrate import _temperature_math as tm
 from ._plan import Binning, plan_edges, table_need
 
 #: ``by`` values that truncate a time column instead of naming a column.

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ..recalibrate import _temperature_math as tm
+from ..measure import temperature as tm
 
 
 @dataclass(frozen=True)

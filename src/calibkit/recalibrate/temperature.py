@@ -13,7 +13,7 @@ import numpy as np
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
 from ..forecasts import sigmoid, softmax
-from . import _temperature_math as tm
+from ..measure import temperature as tm
 from ._inputs import away_from_0_and_1, no_clip_for_logits, warn_extreme_logits
 from .base import Calibrator, flag, integer, number, obj, text
 from .invariance import InvarianceReport, check_invariance

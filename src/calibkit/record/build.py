@@ -269,7 +269,7 @@ def fingerprint_array(x: Any, *, name: str = "array", where: str = "fingerprint_
 def _software() -> dict[str, str]:
     import scipy
 
-    from .. import __version__
+    from .._version import __version__
 
     return {
         "calibkit": __version__,

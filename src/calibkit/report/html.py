@@ -221,7 +221,7 @@ def render_report(
     if record is not None:
         sections.append(("record", "Calibration record", _record(record, where=where)))
 
-    from .. import __version__
+    from .._version import __version__
 
     nav = " ".join(f'<a href="#{sid}">{_e(head)}</a>' for sid, head, _ in sections)
     body = "\n".join(

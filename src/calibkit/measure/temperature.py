@@ -1,4 +1,5 @@
-"""The temperature objective and its derivatives in beta = 1 / T, and the exact solver.
+"""The temperature objective and its derivatives in beta = 1 / T, and the exact solver (shared
+by :class:`calibkit.TemperatureScaling` and every engine, which supplies the sums of one pass).
 
 For multiclass logits z and labels y the mean negative log-likelihood at inverse temperature
 beta is f(beta) = mean_i [logsumexp(beta z_i) - beta z_iy]. It is convex in beta:
