@@ -152,7 +152,8 @@ def bin_sums(
 
     ``validate(conf, outcome)`` is the input check that raises :class:`InputError`. The numpy
     path calls it first; the numba path counts suspect values inside its single pass and, only
-    when there are some, hands over to validation and the numpy path.
+    when there are some, hands over to validation and the numpy path. ``validate=None`` is for
+    input checked already.
     """
     if use_numba(conf.shape[0]):
         count, sums, n_bad = _numba().bin_sums(
@@ -160,7 +161,8 @@ def bin_sums(
         )
         if not n_bad:
             return count, sums
-    validate(conf, outcome)  # raises on bad input; the kernel's check is only a quick filter
+    if validate is not None:  # raises on bad input; the kernel's check is only a quick filter
+        validate(conf, outcome)
     return _bin_sums_numpy(conf, outcome, edges, closed)
 
 
@@ -190,7 +192,8 @@ def top_label(
         conf, correct, n_bad = _numba().top_label(p, y, row_sum_atol)
         if not n_bad:
             return conf, correct
-    validate(p, y)  # raises on bad input; the kernel's check is only a quick filter
+    if validate is not None:  # raises on bad input; the kernel's check is only a quick filter
+        validate(p, y)
     return _top_label_numpy(p, y)
 
 

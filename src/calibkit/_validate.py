@@ -288,7 +288,7 @@ def unit_interval(arr: np.ndarray, *, name: str, where: str, hint: str = _LOGITS
         )
     bad = (arr < 0.0) | (arr > 1.0)
     count, index = _where_first(bad)
-    if lo >= 0.0 and 1.0 < hi <= 100.0 and hint == _LOGITS_HINT:
+    if lo >= 0.0 and 10.0 < hi <= 100.0 and hint == _LOGITS_HINT:  # 0-100, not small scores
         hint = (
             f"These look like percentages (from {lo:g} to {hi:g}): divide them by 100. If they "
             "are logits or scores instead, turn them into probabilities first (ck.softmax, "

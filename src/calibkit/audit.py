@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -11,26 +11,24 @@ from typing import Any
 import numpy as np
 
 from . import _validate as v
-from .forecasts import softmax, top_label
+from .engines import summarize_with_engine
+from .engines._plan import Binning
+from .forecasts import batches_source, is_stream
 from .measure.bins import BinStats
-from .measure.errors import classwise_ece, debiased_squared_ce_from_stats, ece_from_stats
+from .measure.errors import debiased_squared_ce_from_stats, ece_from_stats
 from .measure.intervals import INTERVALS
-from .measure.ranking import auc_of
-from .measure.reliability import ReliabilityTable, make_table
-from .measure.scores import BrierDecomposition, brier, decompose_stats, nll
-from .measure.slope import CalibrationSlope, slope_of
+from .measure.reliability import ReliabilityTable
+from .measure.scores import BrierDecomposition, decompose_stats
+from .measure.slope import CalibrationSlope
 from .measure.summary import HL_GROUPS, Summary
 from .measure.uncertainty import (
     BOOTSTRAP_FROM_STATS,
     BootstrapInterval,
     NoiseFloor,
     TestResult,
-    bootstrap_ece,
     bootstrap_from_stats,
     format_p,
-    hosmer_lemeshow,
     hosmer_lemeshow_from_stats,
-    noise_floor,
     noise_floor_from_stats,
     spiegelhalter_from_stats,
 )
@@ -38,7 +36,7 @@ from .measure.uncertainty import (
 __all__ = ["Audit", "audit", "audit_from_summary"]
 
 #: The stages ``audit(progress=...)`` reports, in order.
-AUDIT_STAGES = ("reliability table", "bootstrap interval", "noise floor", "scores", "tests")
+AUDIT_STAGES = ("sums", "bootstrap interval", "noise floor", "tests")
 
 
 @dataclass(frozen=True, eq=False)
@@ -380,173 +378,55 @@ def audit(
     where = "audit"
     if labels is None and (source := batches_source(probs)) is not None:
         probs = source
-    if engine is not None or _is_stream(probs):
-        from .engines import audit_with_engine
-
-        return audit_with_engine(
-            probs,
-            labels,
-            engine=engine,
-            columns=columns,
-            from_logits=from_logits,
-            n_bins=n_bins,
-            strategy=strategy,
-            closed=closed,
-            edges=edges,
-            interval=interval,
-            level=level,
-            n_boot=n_boot,
-            n_sims=n_sims,
-            seed=seed,
-            progress=progress,
-        )
-    if columns is not None:
-        raise v.InputError(
-            f"{where}: columns= names the columns of a file or table read by an engine; "
-            "with arrays in memory, pass the arrays themselves (or engine='duckdb')."
-        )
-    if labels is None:
-        raise v.InputError(
-            f"{where}: pass the labels with the predictions (or a stream of (probs, labels) "
-            "chunks, or a file with engine=)."
-        )
-    seed = v.positive_int(seed, name="seed", where=where, minimum=0)
-    f = prepare(probs, labels, from_logits=from_logits, where=where)
-    kind, n_classes, conf, outcome, p, y = f.kind, f.n_classes, f.conf, f.outcome, f.p, f.y
-    x = f.scores
-    accuracy = float(np.mean(f.correct))
-    cw = (
-        classwise_ece(p, y, n_bins=n_bins, strategy=strategy, closed=closed)
-        if kind == "top-label"
-        else None
+    binning = Binning.checked(
+        n_bins=n_bins, strategy=strategy, closed=closed, edges=edges, where=where
     )
-
-    stages = iter(AUDIT_STAGES)
-
-    def step() -> None:
-        if progress is not None:
-            stage = next(stages, "done")
-            progress(
-                stage,
-                AUDIT_STAGES.index(stage) if stage != "done" else len(AUDIT_STAGES),
-                len(AUDIT_STAGES),
-            )
-
-    step()
-    table = make_table(
-        conf,
-        outcome,
-        n_bins=n_bins,
-        strategy=strategy,
-        closed=closed,
-        edges=edges,
-        interval=interval,
-        level=level,
+    checked = _settings(interval=interval, level=level, n_boot=n_boot, n_sims=n_sims, seed=seed)
+    in_memory = engine in (None, "memory") and not is_stream(probs)
+    stages = _Stages(progress if in_memory else None)
+    stages.next()
+    summary = summarize_with_engine(
+        probs,
+        labels,
+        engine=engine,
+        columns=columns,
+        from_logits=from_logits,
+        binning=binning,
         where=where,
+        progress=None if in_memory else progress,
     )
-    stats = table.stats
-    same_bins = stats.edges  # the noise floor and the bootstrap use the table's exact bins
-    score_input = x if from_logits else p
-    step()
-    ece_interval = bootstrap_ece(
-        conf, outcome, edges=same_bins, closed=closed, n_boot=n_boot, level=level, seed=seed
-    )
-    step()
-    floor = noise_floor(conf, edges=same_bins, closed=closed, n_sims=n_sims, seed=seed)
-    step()
-    scores = (
-        brier(p, y),
-        nll(score_input, y, from_logits=from_logits),
-        _auc_or_none(conf, outcome),
-    )
-    step()
-    tests = (spiegelhalter_from_stats(stats), hosmer_lemeshow(conf, outcome))
-    step()
-    return Audit(
-        kind=kind,
-        n_classes=n_classes,
-        table=table,
-        ece=ece_from_stats(stats),
-        ece_interval=ece_interval,
-        noise_floor=floor,
-        mce=ece_from_stats(stats, norm="max"),
-        rmsce=ece_from_stats(stats, norm="l2"),
-        debiased_squared_ce=debiased_squared_ce_from_stats(stats),
-        classwise_ece=cw,
-        brier=scores[0],
-        brier_decomposition=decompose_stats(stats),
-        nll=scores[1],
-        auc=scores[2],
-        accuracy=accuracy,
-        mean_confidence=float(np.mean(conf)),
-        tests=tests,
-        seed=seed,
-        calibration_slope=slope_of(conf, outcome, level=level),
-    )
+    return audit_from_summary(summary, **checked, stages=stages)
 
 
-@dataclass(frozen=True, eq=False)
-class Prepared:
-    """Validated input reduced to the audit's event: ``conf`` and ``outcome`` (the binary event
-    of the table), ``p`` the forecast as probabilities, ``y`` the labels, ``correct`` whether
-    each prediction was right, ``scores`` the input as given (logits stay logits)."""
+class _Stages:
+    """Reports the in-memory audit's stages (:data:`AUDIT_STAGES`) to a progress callback; an
+    engine reports its own."""
 
-    kind: str
-    n_classes: int
-    scores: np.ndarray
-    p: np.ndarray
-    y: np.ndarray
-    conf: np.ndarray
-    outcome: np.ndarray
-    correct: np.ndarray
-    from_logits: bool
+    def __init__(self, progress: Callable[[str, int, int], None] | None) -> None:
+        self.progress, self.done = progress, 0
 
-
-def prepare(probs: Any, labels: Any, *, from_logits: bool, where: str) -> Prepared:
-    """Check the input and reduce it to the audit's binary event (shared by every engine that
-    sees arrays: memory, and each chunk of a stream)."""
-    x = v.to_numpy(probs, name="probs", where=where)
-    if x.ndim == 2:
-        if from_logits:
-            p = softmax(v.scores(x, where=where, ndim=2))
-        else:
-            p = v.probabilities(x, where=where)
-        y = v.labels(labels, n=p.shape[0], n_classes=p.shape[1], where=where)
-        conf, outcome = top_label(p, y)
-        return Prepared("top-label", p.shape[1], x, p, y, conf, outcome, outcome, from_logits)
-    if x.ndim == 1:
-        if from_logits:
-            from .forecasts import sigmoid
-
-            conf = sigmoid(v.scores(x, where=where, ndim=1))
-        else:
-            conf = v.confidence(x, where=where, name="probs").astype(np.float64, copy=False)
-        y = v.labels(labels, n=conf.shape[0], n_classes=2, where=where)
-        outcome = y == 1
-        pred = x >= 0 if from_logits else conf >= 0.5
-        return Prepared("binary", 2, x, conf, y, conf, outcome, pred == outcome, from_logits)
-    raise v.InputError(f"{where}: probs must be 1-D (binary) or 2-D (N, C), got shape {x.shape}.")
+    def next(self) -> None:
+        if self.progress is None:
+            return
+        total = len(AUDIT_STAGES)
+        stage = AUDIT_STAGES[self.done] if self.done < total else "done"
+        self.progress(stage, self.done, total)
+        self.done += 1
 
 
-def _is_stream(data: Any) -> bool:
-    """An iterator (or a callable that makes one) of chunks, not an array-like; or a list of
-    ``(probs, labels)`` batches (see :func:`batches_source`)."""
-    if callable(data) or batches_source(data) is not None:
-        return True
-    return isinstance(data, Iterable) and iter(data) is data
-
-
-def batches_source(data: Any) -> Callable[[], Any] | None:
-    """A list or tuple of ``(probs, labels)`` pairs (batches collected in a loop) as a callable
-    stream that can be read twice (so quantile edges stay exact); None for anything else."""
-    if not isinstance(data, (list, tuple)) or not data:
-        return None
-    if not all(isinstance(b, (tuple, list)) and len(b) == 2 for b in data):
-        return None
-    if all(np.ndim(b[0]) == 0 for b in data):  # a list of (p, y) number pairs, not batches
-        return None
-    batches = list(data)
-    return lambda: iter(batches)
+def _settings(
+    *, interval: str | None, level: float, n_boot: int, n_sims: int, seed: int
+) -> dict[str, Any]:
+    where = "audit"
+    return {
+        "interval": None
+        if interval is None
+        else v.choice(interval, name="interval", allowed=INTERVALS, where=where),
+        "level": v.level(level, where=where),
+        "n_boot": v.positive_int(n_boot, name="n_boot", where=where),
+        "n_sims": v.positive_int(n_sims, name="n_sims", where=where),
+        "seed": v.positive_int(seed, name="seed", where=where, minimum=0),
+    }
 
 
 def audit_from_summary(
@@ -557,26 +437,34 @@ def audit_from_summary(
     n_boot: int = 1000,
     n_sims: int = 1000,
     seed: int = 0,
+    stages: _Stages | None = None,
 ) -> Audit:
-    """The audit computed from a :class:`~calibkit.measure.summary.Summary` alone: what every
-    engine (streaming, DuckDB, Spark) returns. The ECE interval is the bootstrap of the bin sums
-    and the noise floor simulates each bin's outcome total from its sums (their ``method``)."""
-    where = "audit"
-    seed = v.positive_int(seed, name="seed", where=where, minimum=0)
-    n_boot = v.positive_int(n_boot, name="n_boot", where=where)
-    n_sims = v.positive_int(n_sims, name="n_sims", where=where)
-    if interval is not None:
-        interval = v.choice(interval, name="interval", allowed=INTERVALS, where=where)
-    level = v.level(level, where=where)
+    """The audit computed from a :class:`~calibkit.measure.summary.Summary` alone: what
+    :func:`audit` returns for every engine (memory included), so engines can differ only in the
+    rounding of their sums. The ECE interval is the bootstrap of the bin sums and the noise floor
+    simulates each bin's outcome total from its sums (their ``method`` says so)."""
+    stages = stages or _Stages(None)
+    checked = _settings(interval=interval, level=level, n_boot=n_boot, n_sims=n_sims, seed=seed)
+    interval, level = checked["interval"], checked["level"]
+    n_boot, n_sims, seed = checked["n_boot"], checked["n_sims"], checked["seed"]
     stats = summary.stats
     if stats.n == 0:
-        raise v.InputError(f"{where}: no forecasts to audit (the input held no rows).")
+        raise v.InputError("audit: no forecasts to audit (the input held no rows).")
+    stages.next()
     rng = np.random.default_rng(seed)
     values = bootstrap_from_stats(stats, "l1", n_boot, rng)
     alpha = 1.0 - level
     low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     ece = ece_from_stats(stats)
     n = stats.n
+    stages.next()
+    floor = noise_floor_from_stats(stats, n_sims=n_sims, seed=seed)
+    stages.next()
+    tests = (
+        spiegelhalter_from_stats(stats),
+        hosmer_lemeshow_from_stats(summary.deciles, requested=HL_GROUPS),
+    )
+    stages.next()
     return Audit(
         kind=summary.kind,
         n_classes=summary.n_classes,
@@ -587,7 +475,7 @@ def audit_from_summary(
         ece_interval=BootstrapInterval(
             ece, float(low), float(high), level, n_boot, seed, BOOTSTRAP_FROM_STATS
         ),
-        noise_floor=noise_floor_from_stats(stats, n_sims=n_sims, seed=seed),
+        noise_floor=floor,
         mce=ece_from_stats(stats, norm="max"),
         rmsce=ece_from_stats(stats, norm="l2"),
         debiased_squared_ce=debiased_squared_ce_from_stats(stats),
@@ -602,16 +490,7 @@ def audit_from_summary(
         auc=summary.auc,
         accuracy=summary.n_correct / n,
         mean_confidence=float(stats.sum_conf.sum() / n),
-        tests=(
-            spiegelhalter_from_stats(stats),
-            hosmer_lemeshow_from_stats(summary.deciles, requested=HL_GROUPS),
-        ),
+        tests=tests,
         seed=seed,
-        calibration_slope=summary.slope,
+        calibration_slope=None if summary.slope is None else summary.slope.at_level(level),
     )
-
-
-def _auc_or_none(conf: np.ndarray, outcome: np.ndarray) -> float | None:
-    if outcome.all() or not outcome.any():
-        return None  # AUC needs both outcomes; the report shows "-"
-    return auc_of(conf, np.asarray(outcome, dtype=bool))

@@ -12,7 +12,8 @@ All arithmetic is done in float64, so float32 input loses nothing beyond its own
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -22,12 +23,18 @@ from . import _validate as v
 
 __all__ = [
     "Forecast",
+    "Prepared",
+    "batches_source",
     "binary",
     "classwise",
+    "is_stream",
     "log_softmax",
     "logit",
+    "prepare",
     "sigmoid",
+    "sigmoid_of",
     "softmax",
+    "softmax_of",
     "top_label",
 ]
 
@@ -66,7 +73,12 @@ def softmax(logits: Any, *, axis: int = -1) -> np.ndarray:
     >>> round(float(ck.softmax([2.0, 1.0, 0.0]).max()), 3)
     0.665
     """
-    z = v.scores(logits, where="softmax", ndim=(1, 2)).astype(np.float64, copy=False)
+    return softmax_of(v.scores(logits, where="softmax", ndim=(1, 2)), axis=axis)
+
+
+def softmax_of(z: np.ndarray, *, axis: int = -1) -> np.ndarray:
+    """:func:`softmax` of checked (finite) logits."""
+    z = z.astype(np.float64, copy=False)
     e = np.exp(z - z.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
@@ -80,7 +92,12 @@ def sigmoid(scores: Any) -> np.ndarray:
     >>> ck.sigmoid([0.0, -800.0, 800.0]).tolist()
     [0.5, 0.0, 1.0]
     """
-    s = v.scores(scores, where="sigmoid", name="scores", ndim=(1, 2)).astype(np.float64, copy=False)
+    return sigmoid_of(v.scores(scores, where="sigmoid", name="scores", ndim=(1, 2)))
+
+
+def sigmoid_of(s: np.ndarray) -> np.ndarray:
+    """:func:`sigmoid` of checked (finite) scores."""
+    s = s.astype(np.float64, copy=False)
     out = np.empty_like(s)
     pos = s >= 0
     out[pos] = 1.0 / (1.0 + np.exp(-s[pos]))
@@ -210,3 +227,76 @@ def reduce_binary(probs: Any, labels: Any, *, from_logits: bool, where: str) -> 
             conf = v.confidence(arr, where=where, name="probs").astype(np.float64, copy=False)
     y = v.labels(labels, n=conf.shape[0], n_classes=2, where=where)
     return Forecast(conf, y == 1)
+
+
+# ----------------------------------------------------------------------------- input preparation
+
+
+@dataclass(frozen=True, eq=False)
+class Prepared:
+    """Validated input reduced to the audit's event: ``conf`` and ``outcome`` (the binary event
+    of the table), ``p`` the forecast as probabilities, ``y`` the labels, ``correct`` whether
+    each prediction was right, ``scores`` the input as given (logits stay logits)."""
+
+    kind: str
+    n_classes: int
+    scores: np.ndarray
+    p: np.ndarray
+    y: np.ndarray
+    conf: np.ndarray
+    outcome: np.ndarray
+    correct: np.ndarray
+    from_logits: bool
+
+
+def prepare(probs: Any, labels: Any, *, from_logits: bool, where: str) -> Prepared:
+    """Check the input once and reduce it to the audit's binary event (shared by every engine
+    that sees arrays: memory, and each chunk of a stream). What it returns is checked: the
+    engines' measures take it as it is, without checking it again."""
+    x = v.to_numpy(probs, name="probs", where=where)
+    if x.ndim == 2:
+        if from_logits:
+            z = v.scores(x, where=where, ndim=2)
+            y = v.labels(labels, n=z.shape[0], n_classes=z.shape[1], where=where)
+            p = softmax_of(z)
+            check = None  # a softmax is a probability matrix by construction
+        else:
+            p = v.probability_matrix(x, where=where)
+            y = v.labels(labels, n=p.shape[0], n_classes=p.shape[1], where=where)
+
+            def check(p: np.ndarray, y: np.ndarray) -> None:
+                v.probability_values(p, where=where)
+
+        conf, outcome = _kernels.top_label(p, y, row_sum_atol=v.ROW_SUM_ATOL, validate=check)
+        return Prepared("top-label", p.shape[1], x, p, y, conf, outcome, outcome, from_logits)
+    if x.ndim == 1:
+        if from_logits:
+            conf = sigmoid_of(v.scores(x, where=where, ndim=1))
+        else:
+            conf = v.confidence(x, where=where, name="probs").astype(np.float64, copy=False)
+        y = v.labels(labels, n=conf.shape[0], n_classes=2, where=where)
+        outcome = y == 1
+        pred = x >= 0 if from_logits else conf >= 0.5
+        return Prepared("binary", 2, x, conf, y, conf, outcome, pred == outcome, from_logits)
+    raise v.InputError(f"{where}: probs must be 1-D (binary) or 2-D (N, C), got shape {x.shape}.")
+
+
+def is_stream(data: Any) -> bool:
+    """An iterator (or a callable that makes one) of chunks, not an array-like; or a list of
+    ``(probs, labels)`` batches (see :func:`batches_source`)."""
+    if callable(data) or batches_source(data) is not None:
+        return True
+    return isinstance(data, Iterable) and iter(data) is data
+
+
+def batches_source(data: Any) -> Callable[[], Any] | None:
+    """A list or tuple of ``(probs, labels)`` pairs (batches collected in a loop) as a callable
+    stream that can be read twice (so quantile edges stay exact); None for anything else."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return None
+    if not all(isinstance(b, (tuple, list)) and len(b) == 2 for b in data):
+        return None
+    if all(np.ndim(b[0]) == 0 for b in data):  # a list of (p, y) number pairs, not batches
+        return None
+    batches = list(data)
+    return lambda: iter(batches)

@@ -24,13 +24,14 @@ import pytest
 
 import calibkit as ck
 from calibkit import CalibkitWarning, InputError
-from calibkit.audit import audit_from_summary, prepare
+from calibkit.audit import audit_from_summary
 from calibkit.engines import summarize_with_engine
 from calibkit.engines._plan import Binning
 from calibkit.engines.duckdb import DuckDBEngine
 from calibkit.engines.memory import summarize
 from calibkit.engines.spark import SparkEngine
 from calibkit.engines.stream import APPROXIMATE_EDGES, summarize_stream
+from calibkit.forecasts import prepare
 from calibkit.measure.bins import BinStats
 from calibkit.measure.summary import Summary
 

@@ -25,11 +25,11 @@ from typing import Any
 
 from .. import _validate as v
 from .._errors import InputError
-from ..audit import Audit, audit_from_summary
+from ..forecasts import is_stream, prepare
 from ..measure.summary import Summary
 from ._plan import Binning
 
-__all__ = ["ENGINES", "audit_with_engine", "open_engine", "summarize_with_engine"]
+__all__ = ["ENGINES", "open_engine", "summarize_with_engine"]
 
 ENGINES = ("memory", "stream", "duckdb", "spark")
 
@@ -87,7 +87,6 @@ def summarize_with_engine(
             where=where,
             progress=progress,
         )
-    from ..audit import prepare
     from .memory import summarize
 
     if isinstance(data, (str, os.PathLike)):
@@ -95,50 +94,20 @@ def summarize_with_engine(
 
         preds = read_predictions(data, **dict(columns or {}))
         data, labels, from_logits = preds.scores, preds.labels, preds.kind == "logits"
+    elif columns is not None:
+        raise InputError(
+            f"{where}: columns= names the columns of a file or table read by an engine; "
+            "with arrays in memory, pass the arrays themselves (or engine='duckdb')."
+        )
+    elif labels is None:
+        raise InputError(
+            f"{where}: pass the labels with the predictions (or a stream of (probs, labels) "
+            "chunks, or a file with engine=)."
+        )
     return summarize(prepare(data, labels, from_logits=from_logits, where=where), binning)
-
-
-def audit_with_engine(
-    data: Any,
-    labels: Any = None,
-    *,
-    engine: str | None,
-    columns: Mapping[str, Any] | None,
-    from_logits: bool,
-    n_bins: int,
-    strategy: str,
-    closed: str,
-    edges: Any,
-    interval: str | None,
-    level: float,
-    n_boot: int,
-    n_sims: int,
-    seed: int,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> Audit:
-    """:func:`calibkit.audit` on an engine: the summary, then the audit from it."""
-    where = "audit"
-    binning = Binning.checked(
-        n_bins=n_bins, strategy=strategy, closed=closed, edges=edges, where=where
-    )
-    summary = summarize_with_engine(
-        data,
-        labels,
-        engine=engine,
-        columns=columns,
-        from_logits=from_logits,
-        binning=binning,
-        where=where,
-        progress=progress,
-    )
-    return audit_from_summary(
-        summary, interval=interval, level=level, n_boot=n_boot, n_sims=n_sims, seed=seed
-    )
 
 
 def _engine_for(data: Any, engine: str | None, where: str) -> str:
     if engine is None:
-        from ..audit import _is_stream
-
-        return "stream" if _is_stream(data) else "memory"
+        return "stream" if is_stream(data) else "memory"
     return v.choice(engine, name="engine", allowed=ENGINES, where=where)

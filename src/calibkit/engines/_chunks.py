@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
-from ..audit import Prepared, prepare
+from ..forecasts import Prepared, prepare
 
 
 def _pair(chunk: Any, where: str) -> tuple[Any, Any]:

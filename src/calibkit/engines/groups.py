@@ -200,7 +200,7 @@ def _memory_groups(
     temperature: bool,
     where: str,
 ) -> GroupSums:
-    from ..audit import prepare
+    from ..forecasts import prepare
 
     label = "group"
     if isinstance(data, (str, os.PathLike)):

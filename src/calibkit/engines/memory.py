@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..audit import Prepared
+from ..forecasts import Prepared
 from ..measure.bins import BinStats, Edges
 from ..measure.ranking import auc_of
-from ..measure.scores import brier, nll
+from ..measure.scores import brier_of, nll_of
 from ..measure.slope import slope_of
 from ..measure.summary import Summary
 from ._plan import Binning, classwise_names, needs, plan_edges
@@ -34,7 +34,7 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
     Examples
     --------
     >>> import numpy as np, calibkit as ck
-    >>> from calibkit.audit import prepare
+    >>> from calibkit.forecasts import prepare
     >>> from calibkit.engines.memory import summarize, Binning
     >>> f = prepare(np.array([0.2, 0.7, 0.9]), np.array([0, 1, 1]), from_logits=False, where="x")
     >>> s = summarize(f, Binning(n_bins=2))
@@ -62,9 +62,7 @@ def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str
 
     def stats(name: str, column: str) -> BinStats:
         values, outcome = cols[column]
-        return BinStats.from_forecasts(
-            values, outcome, edges=edges[name].values, closed=closed[name]
-        )
+        return BinStats.of_checked(values, outcome, edges=edges[name].values, closed=closed[name])
 
     classwise = (
         tuple(stats(name, f"p{k}") for k, name in enumerate(classwise_names(f.n_classes)))
@@ -80,7 +78,14 @@ def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str
         deciles=stats("deciles", "c"),
         classwise=classwise,
         n_correct=int(np.count_nonzero(f.correct)),
-        brier_sum=brier(f.p, f.y) * n,
-        nll_sum=nll(f.scores if f.from_logits else f.p, f.y, from_logits=f.from_logits) * n,
+        brier_sum=brier_of(f.p, f.y) * n,
+        nll_sum=nll_of(
+            f.scores if f.from_logits else f.p,
+            f.y,
+            from_logits=f.from_logits,
+            where="audit",
+            stacklevel=5,
+        )
+        * n,  # fmt: skip
         auc=None,
     )

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import _kernels
 from .._errors import InputError
-from ..audit import Prepared
+from ..forecasts import Prepared
 from ..measure.bins import (
     BinStats,
     Edges,

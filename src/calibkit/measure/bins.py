@@ -248,6 +248,15 @@ class BinStats:
         return cls(e, closed, count, *sums)
 
     @classmethod
+    def of_checked(
+        cls, confidence: np.ndarray, outcome: np.ndarray, *, edges: np.ndarray, closed: str
+    ) -> BinStats:
+        """:meth:`from_forecasts` of arrays and edges already checked (an engine's prepared
+        input): one pass, nothing checked again."""
+        count, sums = _kernels.bin_sums(confidence, outcome, edges, closed, validate=None)
+        return cls(edges, closed, count, *sums)
+
+    @classmethod
     def from_chunks(
         cls, chunks: Iterable[tuple[Any, Any]], *, edges: Any, closed: str = "right"
     ) -> BinStats:

@@ -13,7 +13,15 @@ from .._errors import CalibkitWarning
 from .bins import BinStats
 from .reliability import binned
 
-__all__ = ["BrierDecomposition", "accuracy", "brier", "brier_decomposition", "nll"]
+__all__ = [
+    "BrierDecomposition",
+    "accuracy",
+    "brier",
+    "brier_decomposition",
+    "brier_of",
+    "nll",
+    "nll_of",
+]
 
 _CHUNK = 1 << 16
 
@@ -51,6 +59,11 @@ def brier(probs: Any, labels: Any, *, from_logits: bool = False) -> float:
     0.75
     """
     x, y = _binary_or_multiclass(probs, labels, from_logits=from_logits, where="brier")
+    return brier_of(x, y, from_logits=from_logits)
+
+
+def brier_of(x: np.ndarray, y: np.ndarray, *, from_logits: bool = False) -> float:
+    """:func:`brier` of checked arrays (what an engine holds after preparing its input)."""
     if x.ndim == 1:
         p = _sigmoid(x) if from_logits else x.astype(np.float64, copy=False)
         return float(np.mean((p - y) ** 2))
@@ -91,6 +104,13 @@ def nll(probs: Any, labels: Any, *, from_logits: bool = False) -> float:
     """
     where = "nll"
     x, y = _binary_or_multiclass(probs, labels, from_logits=from_logits, where=where)
+    return nll_of(x, y, from_logits=from_logits, where=where, stacklevel=3)
+
+
+def nll_of(
+    x: np.ndarray, y: np.ndarray, *, from_logits: bool = False, where: str, stacklevel: int = 2
+) -> float:
+    """:func:`nll` of checked arrays (what an engine holds after preparing its input)."""
     if from_logits:
         if x.ndim == 1:  # softplus(-y± s)
             signed = np.where(y == 1, 1.0, -1.0) * x.astype(np.float64)
@@ -116,7 +136,7 @@ def nll(probs: Any, labels: Any, *, from_logits: bool = False) -> float:
             "A wrong forecast of exactly 0 or 1 is infinitely surprising; if the model gave "
             "logits, pass them with from_logits=True to keep tiny probabilities in log space.",
             CalibkitWarning,
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
         return float("inf")
     return float(-np.mean(np.log(true)))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from statistics import NormalDist
 from typing import Any
 
@@ -68,6 +68,24 @@ class CalibrationSlope:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         return {k: _finite_or_none(x) for k, x in d.items()}
+
+    def at_level(self, level: float) -> CalibrationSlope:
+        """The same fit with its intervals at another ``level`` (the standard errors and
+        p-values do not depend on it)."""
+        if level == self.level or not self.defined:
+            return replace(self, level=level)
+        z = NormalDist().inv_cdf(0.5 + level / 2.0)
+
+        def ci(x: float, se: float) -> tuple[float, float]:
+            return (x - z * se, x + z * se)
+
+        return replace(
+            self,
+            slope_ci=ci(self.slope, self.slope_se),
+            intercept_ci=ci(self.intercept, self.intercept_se),
+            in_the_large_ci=ci(self.in_the_large, self.in_the_large_se),
+            level=level,
+        )
 
     @property
     def spread(self) -> str | None:
