@@ -235,25 +235,33 @@ def labels(y: Any, *, n: int, n_classes: int, where: str, name: str = "labels") 
                 f"{where}: {name} must be whole class indices 0..{n_classes - 1}; "
                 f"{_values_word(count)}, first at {_fmt_index(index)}: {arr[index]}."
             )
-        arr = arr.astype(np.int64)
+        _label_range(arr, n_classes=n_classes, name=name, where=where)  # before the cast:
+        arr = arr.astype(np.int64)  # 1e20 would become -9223372036854775808
     elif arr.dtype.kind not in "iu":
         raise InputError(f"{where}: {name} must be integer class indices, got dtype {arr.dtype}.")
-    lo, hi = arr.min(), arr.max()
-    if lo < 0 or hi >= n_classes:
-        bad = (arr < 0) | (arr >= n_classes)
-        count, index = _where_first(bad)
-        if n_classes == 2:
-            raise InputError(
-                f"{where}: {name} must be 0 or 1 (two classes; for a binary forecast, the "
-                f"label or whether the prediction was correct); {_values_word(count)}, first at "
-                f"{_fmt_index(index)}: {arr[index]}."
-            )
-        raise InputError(
-            f"{where}: {name} must lie in 0..{n_classes - 1} (the forecasts have {n_classes} "
-            f"classes); {_values_word(count)}, first at {_fmt_index(index)}: {arr[index]}. "
-            "Map labels to column positions first."
-        )
+    _label_range(arr, n_classes=n_classes, name=name, where=where)
     return arr
+
+
+def _label_range(arr: np.ndarray, *, n_classes: int, name: str, where: str) -> None:
+    lo, hi = arr.min(), arr.max()
+    if lo >= 0 and hi < n_classes:
+        return
+    bad = (arr < 0) | (arr >= n_classes)
+    count, index = _where_first(bad)
+    value = arr[index]
+    shown = f"{value:g}" if arr.dtype.kind == "f" else str(value)
+    if n_classes == 2:
+        raise InputError(
+            f"{where}: {name} must be 0 or 1 (two classes; for a binary forecast, the "
+            f"label or whether the prediction was correct); {_values_word(count)}, first at "
+            f"{_fmt_index(index)}: {shown}."
+        )
+    raise InputError(
+        f"{where}: {name} must lie in 0..{n_classes - 1} (the forecasts have {n_classes} "
+        f"classes); {_values_word(count)}, first at {_fmt_index(index)}: {shown}. "
+        "Map labels to column positions first."
+    )
 
 
 def probabilities(p: Any, *, where: str, name: str = "probs") -> np.ndarray:

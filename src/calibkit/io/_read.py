@@ -6,19 +6,26 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._errors import InputError
+from ._rules import check_names, short, shown
 from ._sources import (
+    CSV_BLOCK_BYTES,
     FORMATS,
     WHERE,
+    Problem,
     Source,
+    check_file,
     check_path,
     column_list,
+    csv_options,
+    csv_parse_options,
+    json_options,
     open_source,
     resolve_format,
 )
@@ -119,6 +126,7 @@ def read_predictions(
     path = Path(path)
     check_path(path)
     fmt = resolve_format(path, format)
+    check_file(path, fmt)
     with open_source(path, fmt) as src:
         kind, scores, labels, columns = _resolve(
             src,
@@ -288,13 +296,18 @@ def read_planned(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndarray]
     else:
         scores = _scores(src, list(plan.scores), plan.kind)
         label_name = str(plan.label)
-        labels = src.get(label_name, "numeric")
+        labels = src.get(label_name, "label")
         if labels.ndim != 1:
             raise InputError(
                 f"{WHERE}: label {label_name!r} must be one column; it is a 2-D "
                 f"{src.kind_of_name} of shape {labels.shape}."
             )
         _same_length(src, {plan.scores[0]: scores, label_name: labels})
+    if scores.shape[0] == 0:
+        raise InputError(
+            f"{WHERE}: '{shown(src.path)}' has no rows (a header, or a schema, only); there is "
+            "nothing to audit."
+        )
     return scores, labels
 
 
@@ -303,9 +316,13 @@ BATCH_ROWS = 1 << 20
 
 
 def file_schema(path: Path, fmt: str) -> tuple[list[str], set[str]]:
-    """Column names and the list (matrix) columns of a file, from its schema alone."""
+    """Column names and the list (matrix) columns of a file, from its schema alone, after the
+    checks of the file itself (:func:`calibkit.io._sources.check_file`)."""
     import pyarrow as pa
 
+    header = check_file(path, fmt)
+    if header is not None:
+        return header, set()
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -313,12 +330,13 @@ def file_schema(path: Path, fmt: str) -> tuple[list[str], set[str]]:
             schema = pq.read_schema(path)
         except (pa.ArrowException, OSError) as exc:
             raise InputError(
-                f"{WHERE}: could not read '{path}' as PARQUET: {' '.join(str(exc).split())}"
+                f"{WHERE}: could not read '{shown(path)}' as PARQUET: {short(exc)}"
             ) from None
     else:
         reader = _batch_reader(path, fmt, BATCH_ROWS)
         schema = reader.schema
         reader.close()
+    check_names(list(schema.names), path)
     lists = {
         f.name
         for f in schema
@@ -332,35 +350,57 @@ def file_schema(path: Path, fmt: str) -> tuple[list[str], set[str]]:
 def read_batches(
     path: Path, fmt: str, plan: ColumnPlan, *, batch_rows: int = BATCH_ROWS
 ) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
-    """``(scores, labels, first_row)`` of each batch of a CSV, TSV, Parquet or JSON-lines file,
-    read through pyarrow one batch at a time; errors name the rows of the batch."""
+    """``(scores, labels, first_row)`` of each batch of a CSV, TSV, Parquet or JSON-lines file
+    (checked by :func:`file_schema` first), read through pyarrow one batch at a time. A missing
+    value or a cell that is not a number is counted to the end of the file before the error,
+    which gives the total and the first row of the file, as reading it whole would."""
     import pyarrow as pa
 
     from ._sources import TableSource
 
-    reader = _batch_reader(path, fmt, batch_rows)
+    reader = _batch_reader(path, fmt, batch_rows, text=planned_names(plan))
+    roles = planned_roles(plan)
     start = 0
+    problem: Problem | None = None
     try:
         for batch in reader:
-            if batch.num_rows == 0:
+            rows = batch.num_rows
+            if rows == 0:
                 continue
             src = TableSource.of_table(pa.Table.from_batches([batch]), path, fmt)
-            try:
-                scores, labels = read_planned(src, plan)
-            except InputError as exc:
-                raise InputError(
-                    f"{exc} (in the batch of rows {start}..{start + batch.num_rows - 1})"
-                ) from None
-            yield scores, labels, start
-            start += batch.num_rows
+            if problem is not None:  # count the first problem on to the end of the file
+                problem = problem.plus(src.checked(problem.name, roles[problem.name])[1], rows)
+            else:
+                problem = _first_problem(src, roles, start)
+                if problem is None:
+                    try:
+                        scores, labels = read_planned(src, plan)
+                    except InputError as exc:
+                        raise InputError(
+                            f"{exc} (in the batch of rows {start}..{start + rows - 1})"
+                        ) from None
+                    yield scores, labels, start
+            start += rows
     except (pa.ArrowException, OSError) as exc:
         raise InputError(
-            f"{WHERE}: could not read '{path}' as {fmt.upper()} after row {start}: "
-            f"{' '.join(str(exc).split())}"
+            f"{WHERE}: could not read '{shown(path)}' as {fmt.upper()} after row {start}: "
+            f"{short(exc)}"
         ) from None
+    if problem is not None:
+        raise problem.error()
 
 
-def _batch_reader(path: Path, fmt: str, batch_rows: int) -> Any:
+def _first_problem(src: Source, roles: dict[str, str], start: int) -> Problem | None:
+    """The first counted problem of a batch starting at row ``start``, in file rows."""
+    for name, role in roles.items():
+        found = src.checked(name, role)[1]  # type: ignore[attr-defined]
+        if found is not None:
+            return replace(found, first=start + found.first, n=start + found.n)
+    return None
+
+
+def _batch_reader(path: Path, fmt: str, batch_rows: int, text: list[str] | None = None) -> Any:
+    """A pyarrow reader of batches; for CSV and TSV, the ``text`` columns read as text."""
     import pyarrow as pa
 
     try:
@@ -373,16 +413,17 @@ def _batch_reader(path: Path, fmt: str, batch_rows: int) -> Any:
 
             return pc.open_csv(
                 path,
-                read_options=pc.ReadOptions(block_size=1 << 24),
-                parse_options=pc.ParseOptions(delimiter="\t" if fmt == "tsv" else ","),
+                read_options=pc.ReadOptions(block_size=CSV_BLOCK_BYTES),
+                parse_options=csv_parse_options(fmt),
+                convert_options=None if text is None else csv_options(text, as_text=True),
             )
         if fmt == "jsonl":
             import pyarrow.json as pj
 
-            return pj.open_json(path, read_options=pj.ReadOptions(block_size=1 << 24))
+            return pj.open_json(path, read_options=json_options())
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise InputError(
-            f"{WHERE}: could not read '{path}' as {fmt.upper()}: {' '.join(str(exc).split())}"
+            f"{WHERE}: could not read '{shown(path)}' as {fmt.upper()}: {short(exc)}"
         ) from None
     raise InputError(
         f"{WHERE}: .{fmt} files cannot be read in batches; audit them in memory "
@@ -406,8 +447,8 @@ def _read_confidence(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndar
         _same_length(src, {conf_name: conf, plan.correct: outcome})
         return conf, outcome
     prediction, label_name = str(plan.prediction), str(plan.label)
-    pred = _one_d(src, prediction, "any")
-    truth = _one_d(src, label_name, "any")
+    pred = _one_d(src, prediction, "compare")
+    truth = _one_d(src, label_name, "compare")
     _same_length(src, {conf_name: conf, prediction: pred, label_name: truth})
     if (pred.dtype.kind in "US") != (truth.dtype.kind in "US"):
         text, num = (
@@ -418,6 +459,26 @@ def _read_confidence(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndar
             "prediction and label must be written the same way to be compared."
         )
     return conf, (pred == truth).astype(np.int8)
+
+
+def planned_names(plan: ColumnPlan) -> list[str]:
+    """Every column a plan reads, in the order it reads them."""
+    names = [*plan.scores, plan.confidence, plan.correct, plan.prediction, plan.label]
+    return [n for n in names if n is not None]
+
+
+def planned_roles(plan: ColumnPlan) -> dict[str, str]:
+    """The role (see :data:`calibkit.io._sources.ROLES`) of each column a plan reads."""
+    if plan.kind != "confidence":
+        roles = dict.fromkeys(plan.scores, "numeric")
+        roles[str(plan.label)] = "label"
+        return roles
+    roles = {str(plan.confidence): "numeric"}
+    if plan.correct is not None:
+        roles[plan.correct] = "outcome"
+    else:
+        roles[str(plan.prediction)] = roles[str(plan.label)] = "compare"
+    return roles
 
 
 def _one_d(src: Source, name: str, role: str) -> np.ndarray:
