@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
@@ -34,7 +35,10 @@ from calibkit import InputError
 from calibkit.cli import app
 from calibkit.engines import summarize_with_engine
 from calibkit.engines._plan import Binning
+from calibkit.engines._sql import DUCKDB, SPARK
+from calibkit.engines._sql_cells import Column
 from calibkit.engines.spark import SparkEngine
+from calibkit.io import _rules as rules
 from calibkit.io._rules import line_depth, shown
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -411,6 +415,85 @@ def test_depth_counts_brackets_outside_strings_line_by_line() -> None:
     # a line left open does not carry its depth into the next one
     assert line_depth(b"[[[[\n[1]\n") == (4, 0)
     assert line_depth(b'"\\"[[[["\n') == (0, 0)
+
+
+#: Cells around the edges of the number rule: what pyarrow's own cast (the fast path of
+#: parse_cells) takes must be exactly what the rule takes, or the engines would differ.
+FORMS = ["0.3", "+.5", "5.", "-0", "1e+5", "1E-5", "0001", "1e400", "inf", "-Infinity", "NaN",
+         "+nan", "1_000", "0x10", "1d", "1.0f", "1.5e", "e5", ".", "-", "+", "1,5", "1.2.3",
+         "nan(1)", "snan", "infinit", "\u0661", "\uff11", "30%", "--1", ".e5", "\u00a01"]  # fmt: skip
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_cell_is_read_by_the_rule_whichever_path(form: str) -> None:
+    words = rules.NAN + rules.POSITIVE_INFINITY + rules.NEGATIVE_INFINITY
+    admitted = bool(re.fullmatch(rules.NUMBER, form)) or form.lower() in words
+    alone = rules.parse_cells(pa.array([form]), "numeric")  # pyarrow's cast, if it takes it
+    beside_text = rules.parse_cells(pa.array([form, "text"]), "numeric")  # the patterns
+    for cells in (alone, beside_text):
+        assert bool(cells.bad[0]) is not admitted, form
+        if admitted and not cells.nan[0]:
+            assert cells.number[0] == float(form.lower().replace("infinity", "inf")), form
+
+
+def short_strings() -> list[str]:
+    """Every string of up to four of the characters numbers are written with (54,240), and
+    the forms above: where an engine's own cast and the rule could part."""
+    chars = rules.NUMBER_CHARACTERS
+    out = [""]
+    for _ in range(4):
+        out += [s + c for s in out[-(len(chars) ** _) :] for c in chars]
+    return sorted(set(out[1:]) | set(FORMS) | {"\t1", "1\t", "1.5_0", "+-1e5"})
+
+
+def expected(cell: str) -> tuple[bool, float | None]:
+    """(admitted, value) by the rule, for a cell without spaces around it."""
+    words = rules.NAN + rules.POSITIVE_INFINITY + rules.NEGATIVE_INFINITY
+    if re.fullmatch(rules.NUMBER, cell) or cell.lower() in words:
+        value = float(cell.lower().replace("infinity", "inf"))
+        return True, None if np.isnan(value) else value
+    return False, None
+
+
+def test_pyarrow_casts_exactly_the_numbers_of_the_rule() -> None:
+    """parse_cells takes a column pyarrow casts whole as numbers: that cast must take exactly
+    the rule's forms (and the NaN and infinity words)."""
+    for cell in short_strings():
+        try:
+            value = pc.cast(pa.array([cell]), pa.float64())[0].as_py()
+        except pa.ArrowInvalid:
+            value = None
+        admitted, number = expected(cell)
+        took = value is not None and not np.isnan(value)
+        assert took is (admitted and number is not None), cell
+        if took:
+            assert value == number, cell
+
+
+def test_the_sql_engines_read_a_cell_by_the_rule(spark: Any) -> None:
+    """DuckDB and Spark read each cell as the rule says (their own casts trim tabs, and take
+    1_000, 1d or +-1, which the rule does not): the value, and whether the cell is refused."""
+    import duckdb
+
+    cells = short_strings()
+    for dialect in (DUCKDB, SPARK):
+        col = Column("p", "numeric", "cell", dialect, 0)
+        sql = f"SELECT p, {col.value}, {col.flags()['x']} FROM cells"
+        if dialect is DUCKDB:
+            con = duckdb.connect()
+            con.execute("CREATE TABLE cells (p VARCHAR)")
+            con.executemany("INSERT INTO cells VALUES (?)", [[c] for c in cells])
+            rows = con.execute(sql).fetchall()
+        else:
+            frame = spark.createDataFrame(pa.table({"p": cells}))
+            frame.createOrReplaceTempView("cells")
+            rows = [tuple(r) for r in spark.sql(sql).collect()]
+        assert len(rows) == len(cells)
+        for cell, value, bad in rows:
+            admitted, number = expected(cell)
+            assert bool(bad) is not admitted, (dialect.name, cell)
+            if number is not None:
+                assert value == number, (dialect.name, cell)
 
 
 def test_control_characters_are_escaped() -> None:

@@ -49,13 +49,6 @@ class Dialect:
         q = self.quote_char
         return q + name.replace(q, q + q) + q
 
-    def matches(self, expr: str, pattern: str) -> str:
-        """Whether ``expr`` matches the whole of ``pattern`` (written without backslashes or
-        quotes, so it needs no escaping in either dialect)."""
-        if self.name == "duckdb":
-            return f"regexp_full_match({expr}, '{pattern}')"
-        return f"({expr} RLIKE '{pattern}')"
-
     def literal(self, value: Any) -> str:
         """A group value read back from this engine, written as SQL."""
         if value is None:

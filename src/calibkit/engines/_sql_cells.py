@@ -42,11 +42,18 @@ class Column:
 
     @property
     def trimmed(self) -> str:
-        return f"trim({self.q})"
+        return f"trim(BOTH ' ' FROM {self.q})"  # spaces only, as pyarrow's utf8_trim(" ")
 
     def _among(self, words: tuple[str, ...]) -> str:
         listed = ", ".join("'" + w + "'" for w in words)
-        return f"lower(trim({self.q})) IN ({listed})"
+        return f"lower({self.trimmed}) IN ({listed})"
+
+    def _matches(self, expr: str) -> str:
+        """Whether ``expr`` is a number by :data:`~calibkit.io._rules.NUMBER` (written without
+        backslashes or quotes, so it needs no escaping in either dialect)."""
+        if self.dialect.name == "duckdb":
+            return f"regexp_full_match({expr}, '{rules.NUMBER}')"
+        return f"({expr} RLIKE '{rules.NUMBER}')"
 
     @property
     def number(self) -> str:
@@ -55,7 +62,7 @@ class Column:
             t = self.trimmed
             digits = f"CASE WHEN {t} LIKE '+%' THEN substr({t}, 2) ELSE {t} END"
             return (
-                f"CASE WHEN {self.dialect.matches(t, rules.NUMBER)} THEN CAST({digits} AS DOUBLE) "
+                f"CASE WHEN {self._matches(t)} THEN CAST({digits} AS DOUBLE) "
                 f"WHEN {self._among(rules.POSITIVE_INFINITY)} THEN {_INF} "
                 f"WHEN {self._among(rules.NEGATIVE_INFINITY)} THEN -{_INF} END"
             )

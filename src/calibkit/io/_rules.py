@@ -33,6 +33,9 @@ WHERE = "read_predictions"
 #: pattern for Python, pyarrow (RE2), DuckDB (RE2) and Spark (Java).
 NUMBER = "^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?$"
 
+#: The characters a number is written with.
+NUMBER_CHARACTERS = "0123456789.eE+-"
+
 #: Cells that mean "no value" (compared without regard to case): refused, with their count, in
 #: every column the audit reads.
 MISSING = ("", "na", "n/a", "#n/a", "<na>", "null", "none")
@@ -61,23 +64,30 @@ ROLES_WITH_WORDS = ("label", "outcome")
 class Cells:
     """One CSV/TSV column read by the rules.
 
-    ``number`` holds each cell's value (NaN where the cell is missing, NaN or text); ``text``
-    the cell with its spaces removed; the masks say which rule each cell met. ``missing``
-    counts empty/NA/null cells and ``nan`` NaN cells; ``words`` marks TRUE/FALSE (already 1/0
-    in ``number``), ``bad`` text that is none of the admitted forms.
+    ``number`` holds each cell's value (NaN where the cell is missing, NaN or text); the masks
+    say which rule each cell met: ``is_number`` (a number or an infinity), ``missing``
+    (empty/NA/null), ``nan``, ``bad`` (text that is none of the admitted forms; TRUE/FALSE,
+    where the role takes it, is 1/0 in ``number``). :meth:`text` gives the cells as written,
+    without the spaces around them.
     """
 
     number: np.ndarray
-    text: np.ndarray
+    trimmed: Any
     is_number: np.ndarray
     missing: np.ndarray
     nan: np.ndarray
     bad: np.ndarray
 
+    def text(self, i: int | None = None) -> Any:
+        """Cell ``i`` as text, or every cell (a numpy array of str) when ``i`` is None."""
+        if i is not None:
+            return str(self.trimmed[i].as_py() or "")
+        return np.asarray(self.trimmed.fill_null("").to_pylist(), dtype=str)
+
 
 def parse_cells(column: Any, role: str) -> Cells:
     """Apply the cell rules to a pyarrow string column (``role``: numeric, label, outcome or
-    any: only label and outcome take TRUE/FALSE).
+    compare: only label and outcome take TRUE/FALSE).
 
     Examples
     --------
@@ -86,6 +96,8 @@ def parse_cells(column: Any, role: str) -> Cells:
     >>> c = parse_cells(pa.array(["+0.5", " 1e-1 ", "NA", "nan", "True", "cat"]), "label")
     >>> c.number[[0, 1, 4]].tolist(), c.missing.nonzero(), c.nan.nonzero(), c.bad.nonzero()
     ([0.5, 0.1, 1.0], (array([2]),), (array([3]),), (array([5]),))
+    >>> c.text(5)
+    'cat'
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -93,6 +105,21 @@ def parse_cells(column: Any, role: str) -> Cells:
     col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     col = col.cast(pa.string()) if not pa.types.is_string(col.type) else col
     trimmed = pc.utf8_trim(col, characters=SPACE)
+    n = len(col)
+    try:  # pyarrow's cast takes exactly the forms of NUMBER and the NaN and infinity words,
+        fast = pc.cast(trimmed, pa.float64()).to_numpy(zero_copy_only=False)  # and nan(1)
+    except pa.ArrowInvalid:  # text, or missing cells: apply every rule, cell by cell
+        fast = None
+    if fast is not None and not np.isnan(fast).any():  # the common case: a column of numbers
+        none = np.zeros(n, dtype=bool)
+        return Cells(fast, trimmed, ~none, none, none, none)
+    is_number = _mask(pc.match_substring_regex(trimmed, NUMBER))
+    number = np.full(n, np.nan)
+    if is_number.any():
+        digits = trimmed if is_number.all() else pc.filter(trimmed, pa.array(is_number))
+        if pc.any(pc.starts_with(digits, "+")).as_py():
+            digits = pc.replace_substring_regex(digits, "^[+]", "")
+        number[is_number] = pc.cast(digits, pa.float64()).to_numpy(zero_copy_only=False)
     low = pc.utf8_lower(trimmed)
 
     def among(words: tuple[str, ...]) -> np.ndarray:
@@ -100,20 +127,14 @@ def parse_cells(column: Any, role: str) -> Cells:
 
     missing = among(MISSING) | _mask(pc.is_null(col))
     nan = among(NAN)
-    is_number = _mask(pc.match_substring_regex(trimmed, NUMBER))
     plus, minus = among(POSITIVE_INFINITY), among(NEGATIVE_INFINITY)
-    number = np.full(len(col), np.nan)
-    if is_number.any():
-        digits = pc.replace_substring_regex(pc.filter(trimmed, pa.array(is_number)), "^[+]", "")
-        number[is_number] = pc.cast(digits, pa.float64()).to_numpy(zero_copy_only=False)
     number[plus], number[minus] = np.inf, -np.inf
     known = missing | nan | is_number | plus | minus
     if role in ROLES_WITH_WORDS:
         true, false = among(TRUE), among(FALSE)
         number[true], number[false] = 1.0, 0.0
         known |= true | false
-    text = np.asarray(trimmed.fill_null("").to_pylist(), dtype=str)
-    return Cells(number, text, is_number | plus | minus, missing, nan, ~known)
+    return Cells(number, trimmed, is_number | plus | minus, missing, nan, ~known)
 
 
 def _mask(array: Any) -> np.ndarray:

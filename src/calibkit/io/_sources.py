@@ -289,7 +289,7 @@ class TableSource(Source):
         n = cells.number.size
         if cells.bad.any() and role != "compare":  # text is a value to compare
             i = int(np.argmax(cells.bad))
-            problem = Problem(name, role, "text", int(cells.bad.sum()), i, n, 0, str(cells.text[i]))
+            problem = Problem(name, role, "text", int(cells.bad.sum()), i, n, 0, cells.text(i))
             return cells.number, problem
         gone = cells.missing | cells.nan
         if gone.any():
@@ -297,7 +297,7 @@ class TableSource(Source):
             return cells.number, Problem(name, role, "missing", int(gone.sum()), first, n, nan)
         if role == "compare" and not cells.is_number.all():
             # text is compared as text, and numbers among it by value (1, 1.0 and +1e0 alike)
-            text = cells.text.astype(object)
+            text = cells.text().astype(object)
             text[cells.is_number] = [repr(x + 0.0) for x in cells.number[cells.is_number].tolist()]
             return text.astype(str), None
         return whole(cells.number) if role in rules.ROLES_WITH_WORDS else cells.number, None
