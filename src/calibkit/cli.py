@@ -51,7 +51,10 @@ class Interval(StrEnum):
 
 
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"calibkit: error: {' '.join(message.split())}", err=True)
+    """The one line on stderr (control characters of echoed names and values escaped), exit 2."""
+    from .io._rules import shown
+
+    typer.echo(f"calibkit: error: {shown(' '.join(message.split()))}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -196,25 +199,18 @@ def _columns(**options: Any) -> dict[str, Any]:
 
 
 def _engine_data(file: Path, engine: Engine, spark_master: str, command: str) -> Any:
-    """The input as an engine takes it: the path, or for Spark a DataFrame read by a session
-    started here."""
+    """The input as an engine takes it: the path (for Spark, with a session started here that
+    reads it)."""
     if engine is not Engine.spark:
         return str(file) if engine is Engine.duckdb else file
     try:
-        from pyspark.sql import SparkSession
+        import pyspark  # noqa: F401
     except ImportError:
         _fail(f"{command}: --engine spark needs pyspark: pip install 'calibkit[spark]'.")
-    from .engines.spark import _read
+    from .engines.spark import session
 
-    session = (
-        SparkSession.builder.master(spark_master)
-        .appName(f"calibkit {command}")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    return _read(session, file, command)
+    session(spark_master, f"calibkit {command}")
+    return str(file)
 
 
 def _echo_warnings(caught: list[warnings.WarningMessage]) -> None:
@@ -446,7 +442,7 @@ def audit(
                     correct=correct,
                     prediction=prediction,
                 )
-                if fmt is not None and engine is Engine.stream:
+                if fmt is not None:  # every engine reads the format it is told
                     columns["format"] = fmt
                 data = _engine_data(file, engine, spark_master, "audit")
                 with _progress_bar(
@@ -675,7 +671,7 @@ def fit(
                 + ". Judge the map on held-out data with calibkit apply and calibkit audit."
             )
         columns = _columns(label=label, logits=logits, probs=probs, confidence=confidence)
-        if fmt is not None and engine is Engine.stream:
+        if fmt is not None:
             columns["format"] = fmt
         _fit_at_scale(file, out, engine, spark_master, columns, json_out=json_out, quiet=quiet)
         return
@@ -1023,7 +1019,7 @@ def _read_scores(
             label_name = _detect_one(src, LABEL_NAMES, what="the labels", option="label")
         labels = None
         if label_name is not None:
-            labels = _one_d(src, label_name, "numeric")
+            labels = _one_d(src, label_name, "label")
             _same_length(src, {names[0]: scores, label_name: labels})
         shown = names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]}"
         source = f"{file.name} ({kind}={shown})"

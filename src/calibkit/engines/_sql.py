@@ -20,6 +20,8 @@ import numpy as np
 
 from .._errors import InputError
 from ..io import ColumnPlan
+from ..io._read import planned_roles
+from ._sql_cells import _INF, Column, mixed
 
 
 def bin_sums(c: str, o: str) -> list[str]:
@@ -93,64 +95,72 @@ class Query:
     def _q(self, name: str | None) -> str:
         return self.dialect.quote(str(name))
 
-    def _scores(self) -> list[str]:
-        return [f"CAST({self._q(s)} AS DOUBLE)" for s in self.plan.scores]
+    def columns(self) -> list[Column]:
+        """The columns the plan reads, each with its SQL (see :class:`Column`)."""
+        roles = planned_roles(self.plan)
+        return [
+            Column(name, role, self.types.get(name, "other"), self.dialect, k)
+            for k, (name, role) in enumerate(roles.items())
+        ]
 
     def typed(self) -> str:
-        """``r``: the input columns renamed and cast: s0.., y (and t, the truth, for
-        confidence input), g."""
+        """``r``: the input columns renamed and read by the rules of :mod:`calibkit.io._rules`:
+        s0.. (scores), y (label or outcome; for confidence input with a prediction, whether it
+        equals the label), g (the group); and per read column k the counts of its problems:
+        x{k} (text that is not an admitted form), m{k} (missing), n{k} (NaN), h{k} (text,
+        for the prediction/label comparison)."""
         cols: list[str] = []
         plan = self.plan
+        read = self.columns()
+        by_name = {c.name: c for c in read}
         if plan.kind == "confidence":
-            cols.append(f"CAST({self._q(plan.confidence)} AS DOUBLE) AS s0")
+            cols.append(f"{by_name[str(plan.confidence)].value} AS s0")
             if plan.correct is not None:
-                cols.append(f"{self._outcome(plan.correct)} AS y")
+                cols.append(f"{by_name[plan.correct].value} AS y")
             else:
-                pred, truth = self._q(plan.prediction), self._q(plan.label)
+                pred, truth = by_name[str(plan.prediction)], by_name[str(plan.label)]
                 cols.append(
-                    f"CASE WHEN {pred} IS NULL OR {truth} IS NULL THEN NULL "
-                    f"WHEN {pred} = {truth} THEN 1.0e0 ELSE 0.0e0 END AS y"
+                    f"CASE WHEN {pred.number} IS NOT NULL AND {truth.number} IS NOT NULL THEN "
+                    f"(CASE WHEN {pred.number} = {truth.number} THEN 1.0e0 ELSE 0.0e0 END) "
+                    f"WHEN {pred.text} = {truth.text} THEN 1.0e0 ELSE 0.0e0 END AS y"
                 )
         else:
-            cols += [f"{s} AS s{k}" for k, s in enumerate(self._scores())]
-            cols.append(f"CAST({self._q(plan.label)} AS DOUBLE) AS y")
+            cols += [f"{by_name[s].value} AS s{k}" for k, s in enumerate(plan.scores)]
+            cols.append(f"{by_name[str(plan.label)].value} AS y")
+        for c in read:
+            cols += [f"{expr} AS {flag}{c.index}" for flag, expr in c.flags().items()]
         if self.by is not None:
             cols.append(f"{self.by} AS g")
         return f"SELECT {', '.join(cols)} FROM {self.source}"
 
-    def _outcome(self, name: str) -> str:
-        col = self._q(name)
-        if self.types.get(name) == "text":  # 1/0, TRUE/FALSE; anything else becomes NULL
-            return (
-                f"CASE lower(trim({col})) WHEN 'true' THEN 1.0e0 WHEN '1' THEN 1.0e0 "
-                "WHEN 'false' THEN 0.0e0 WHEN '0' THEN 0.0e0 END"
-            )
-        if self.types.get(name) == "bool":
-            return f"CAST(CAST({col} AS INT) AS DOUBLE)"
-        return f"CAST({col} AS DOUBLE)"
-
     def check_types(self, where: str, place: str) -> None:
-        """Columns that must hold numbers (scores, labels; outcomes may be TRUE/FALSE text)."""
-        plan = self.plan
-        numeric = list(plan.scores) if plan.kind != "confidence" else [str(plan.confidence)]
-        if plan.kind != "confidence":
-            numeric.append(str(plan.label))
-        for name in numeric:
-            kind = self.types.get(name, "other")
-            if kind not in ("number", "bool") or (kind == "bool" and name != plan.label):
+        """Column types each role can take (scores: numbers; labels: numbers or booleans;
+        outcomes: also TRUE/FALSE text; CSV cells: any, read by the cell rules)."""
+        allowed = {
+            "numeric": ("number", "cell"),
+            "label": ("number", "bool", "cell"),
+            "outcome": ("number", "bool", "text", "cell"),
+            "compare": ("number", "bool", "text", "cell"),
+        }
+        read = self.columns()
+        for c in read:
+            if c.kind in allowed[c.role]:
+                continue
+            if c.role == "outcome":
                 raise InputError(
-                    f"{where}: column {name!r} of {place} must hold numbers; it holds "
-                    f"{kind if kind != 'other' else 'another type'}. Fix the column's type "
-                    "(or choose another column)."
+                    f"{where}: column {c.name!r} of {place} must hold 0/1 or TRUE/FALSE."
                 )
-        if plan.correct is not None and self.types.get(plan.correct) not in (
-            "number",
-            "bool",
-            "text",
-        ):
             raise InputError(
-                f"{where}: column {plan.correct!r} of {place} must hold 0/1 or TRUE/FALSE."
+                f"{where}: column {c.name!r} of {place} must hold numbers; it holds "
+                f"{c.kind if c.kind != 'other' else 'another type'}. Fix the column's type "
+                "(or choose another column)."
             )
+        compared = [c for c in read if c.role == "compare"]
+        if len(compared) == 2 and compared[0].kind != "cell":
+            texts = [c.kind == "text" for c in compared]
+            if texts[0] != texts[1]:
+                text, number = compared if texts[0] else compared[::-1]
+                raise mixed(text, number, where)
 
     def rows(self) -> str:
         """``f``: the per-row quantities (see the class docstring)."""
@@ -215,33 +225,33 @@ class Query:
 
     # ---------------------------------------------------------------- checks
     def problems(self) -> list[tuple[str, str]]:
-        """(condition on r, what is wrong) pairs; each is counted over the rows before any sum."""
+        """(condition on r, what is wrong) pairs; each is counted over the rows before any sum.
+        The cells of every read column first (text, missing, NaN), then the values."""
         plan, c = self.plan, self.n_classes
         scores = [f"s{k}" for k in range(len(plan.scores) or 1)]
         out: list[tuple[str, str]] = []
+        for col in self.columns():
+            flags = col.flags()
+            if "x" in flags:
+                must = "0/1 or TRUE/FALSE" if col.role == "outcome" else "numbers; it holds text"
+                out.append((f"x{col.index} = 1", f"column {col.name!r} must hold {must}"))
+            out.append(
+                (f"m{col.index} = 1", f"{col.title} {col.name!r} has missing values (null/empty)")
+            )
+            if "n" in flags:
+                out.append((f"n{col.index} = 1", f"{col.title} {col.name!r} has NaN values"))
+        if self.by is not None:
+            out.append(("g IS NULL", "the group (by=) is missing (null/empty)"))
         named = list(plan.scores) if plan.kind != "confidence" else [str(plan.confidence)]
         for s, name in zip(scores, named, strict=True):
-            out.append((f"{s} IS NULL", f"column {name!r} has missing values (null/empty)"))
-            out.append((f"isnan({s})", f"column {name!r} has NaN values"))
             if plan.kind == "logits":
                 out.append((f"abs({s}) = {_INF}", f"logits column {name!r} has infinite values"))
             else:
                 out.append((f"({s} < 0 OR {s} > 1)", f"column {name!r} has values outside [0, 1]"))
-        if self.by is not None:
-            out.append(("g IS NULL", "the group (by=) is missing (null/empty)"))
         if plan.kind == "confidence" and plan.correct is None:
-            out.append(
-                (
-                    "y IS NULL",
-                    f"prediction column {plan.prediction!r} or label column {plan.label!r} has "
-                    "missing values (null/empty)",
-                )
-            )
             return out
         label = plan.correct if plan.correct is not None else plan.label
         what = "outcome" if plan.kind == "confidence" else "label"
-        text = " or text other than 1/0/TRUE/FALSE" if self.types.get(str(label)) == "text" else ""
-        out.append(("y IS NULL", f"{what} column {label!r} has missing values (null/empty){text}"))
         top = 1 if self.kind == "binary" else c - 1
         out.append(
             (
@@ -261,17 +271,28 @@ class Query:
             )
         return out
 
+    def _compared(self) -> list[Column]:
+        """The prediction and label columns when both are CSV cells (their text is counted)."""
+        compared = [c for c in self.columns() if c.role == "compare"]
+        return compared if len(compared) == 2 and all(c.kind == "cell" for c in compared) else []
+
     def check_query(self) -> str:
-        """One scan counting the rows that break each rule of :meth:`problems`."""
-        counts = ", ".join(
-            f"sum(CASE WHEN {cond} THEN 1 ELSE 0 END)" for cond, _ in self.problems()
-        )
+        """One scan counting the rows that break each rule of :meth:`problems` (and, for a
+        prediction compared with a label in a CSV, the text cells of each)."""
+        conditions = [cond for cond, _ in self.problems()]
+        conditions += [f"h{c.index} = 1" for c in self._compared()]
+        counts = ", ".join(f"sum(CASE WHEN {cond} THEN 1 ELSE 0 END)" for cond in conditions)
         return f"SELECT count(*), {counts} FROM {self.r}"
 
     def raise_problems(self, row: tuple, where: str) -> int:
         """Raise :class:`InputError` naming the first broken rule and its row count; return N."""
         n = int(row[0])
-        for (_, what), bad in zip(self.problems(), row[1:], strict=True):
+        problems = self.problems()
+        counts, texts = row[1 : 1 + len(problems)], row[1 + len(problems) :]
+        values = next((i for i, (c, _) in enumerate(problems) if c[0] not in "xmn"), None)
+        for i, ((_, what), bad) in enumerate(zip(problems, counts, strict=True)):
+            if i == values:  # the cells are read: are prediction and label written alike?
+                self._mixed(texts, where)
             if bad:
                 bad = int(bad)
                 rows = "row" if bad == 1 else "rows"
@@ -279,9 +300,17 @@ class Query:
                     f"{where}: {what}: {bad} {rows} of {n}; calibkit does not drop rows "
                     "silently: remove or fill them first."
                 )
+        if values is None:
+            self._mixed(texts, where)
         if n == 0:
             raise InputError(f"{where}: the input has no rows.")
         return n
+
+    def _mixed(self, texts: tuple, where: str) -> None:
+        compared = self._compared()
+        if compared and (int(texts[0] or 0) > 0) != (int(texts[1] or 0) > 0):
+            text, number = compared if int(texts[0] or 0) else compared[::-1]
+            raise mixed(text, number, where)
 
     # ---------------------------------------------------------------- aggregates
     def totals(self) -> str:
@@ -386,9 +415,6 @@ class Query:
 def greatest(terms: list[str]) -> str:
     """The largest of the terms (Spark's greatest needs two or more)."""
     return terms[0] if len(terms) == 1 else f"greatest({', '.join(terms)})"
-
-
-_INF = "CAST('Infinity' AS DOUBLE)"
 
 
 def bin_expression(column: str, edges: np.ndarray, closed: str) -> str:

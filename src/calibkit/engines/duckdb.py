@@ -8,6 +8,7 @@ than memory is audited in bounded memory.
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -16,7 +17,9 @@ from typing import Any
 
 from .._errors import InputError
 from ..io import Schema, plan_columns
-from ..io._sources import check_path, one_line, resolve_format
+from ..io._read import planned_names
+from ..io._rules import check_names, short, shown
+from ..io._sources import check_file, column_list, resolve_format
 from ._sql import DUCKDB
 from ._sql_engine import SqlEngine
 
@@ -77,28 +80,21 @@ class DuckDBEngine(SqlEngine):
             ) from None
         self._error = duckdb.Error
         self.where = where
+        options = dict(columns or {})
+        format = options.pop("format", format)
         paths = (
             [Path(source)] if isinstance(source, (str, os.PathLike)) else [Path(s) for s in source]
         )
         if not paths:
             raise InputError(f"{where}: no files given to DuckDB.")
-        for path in paths:
-            if not _GLOB & set(str(path)):
-                check_path(path)
         fmt = resolve_format(paths[0], format)
-        listed = "[" + ", ".join(_literal(str(p)) for p in paths) + "]"
-        if fmt == "parquet":
-            self._relation = f"read_parquet({listed})"
-        elif fmt in ("csv", "tsv"):
-            delim = "\\t" if fmt == "tsv" else ","
-            self._relation = f"read_csv({listed}, delim = '{delim}', header = true)"
-        elif fmt == "jsonl":
-            self._relation = f"read_json({listed}, format = 'newline_delimited')"
-        else:
+        if fmt not in ("parquet", "csv", "tsv", "jsonl"):
             raise InputError(
                 f"{where}: DuckDB reads Parquet, CSV, TSV and JSON lines; audit an .{fmt} file "
                 "in memory (engine='memory')."
             )
+        header = _check_files(paths, fmt, where)
+        listed = "[" + ", ".join(_literal(str(p)) for p in paths) + "]"
         self.con = connection if connection is not None else duckdb.connect()
         spill = Path(tempfile.gettempdir()) / f"calibkit-duckdb-{os.getpid()}"
         self.con.execute(f"SET temp_directory = {_literal(str(spill))}")
@@ -106,12 +102,28 @@ class DuckDBEngine(SqlEngine):
         # Parquet min/max statistics leave NaN out, and DuckDB folds isnan(x) and x > 1 to
         # false from them: the NaN check would pass NaN rows silently. Use no statistics.
         self.con.execute("SET disabled_optimizers = 'statistics_propagation'")
-        place = f"'{paths[0]}'" + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
-        described = self.fetch(f"DESCRIBE SELECT * FROM {self._relation}")
-        names = [str(row[0]) for row in described]
-        types = {str(row[0]): type_class(str(row[1])) for row in described}
-        schema = Schema(paths[0], fmt, names, {n for n, t in types.items() if t == "list"})
-        super().__init__(plan_columns(schema, **dict(columns or {})), types, place)
+        place = f"'{shown(paths[0])}'" + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
+        self.place = place
+        if header is not None:  # CSV, TSV: the planned columns as text, read by the cell rules
+            plan = plan_columns(Schema(paths[0], fmt, header, set()), **options)
+            text = planned_names(plan)
+            self._relation = _read_csv(listed, fmt, text)
+            types = {str(n): type_class(str(t)) for n, t in self._describe()}
+            types.update(dict.fromkeys(text, "cell"))
+        else:
+            reader = "read_parquet" if fmt == "parquet" else "read_json"
+            extra = "" if fmt == "parquet" else ", format = 'newline_delimited'"
+            self._relation = f"{reader}({listed}{extra})"
+            described = self._describe()
+            names = [str(n) for n, _ in described]
+            check_names(names, paths[0])
+            types = {str(n): type_class(str(t)) for n, t in described}
+            schema = Schema(paths[0], fmt, names, {n for n, t in types.items() if t == "list"})
+            plan = plan_columns(schema, **options)
+        super().__init__(plan, types, place)
+
+    def _describe(self) -> list[tuple[Any, Any]]:
+        return [(row[0], row[1]) for row in self.fetch(f"DESCRIBE SELECT * FROM {self._relation}")]
 
     @property
     def relation(self) -> str:
@@ -122,7 +134,43 @@ class DuckDBEngine(SqlEngine):
             return self.con.execute(sql, params or None).fetchall()
         except self._error as exc:
             raise InputError(
-                f"{self.where}: DuckDB could not compute over "
-                f"{getattr(self, 'place', 'the input')}: "
-                f"{one_line(exc)}"
+                f"{self.where}: DuckDB could not read {getattr(self, 'place', 'the input')}: "
+                f"{short(exc, 300)}"
             ) from None
+
+
+def _check_files(paths: list[Path], fmt: str, where: str) -> list[str] | None:
+    """The checks of the files themselves (:func:`calibkit.io._sources.check_file`), on every
+    file a glob matches; for CSV and TSV the header, which every file must share."""
+    header: list[str] | None = None
+    for pattern in paths:
+        matched = (
+            sorted(glob.glob(str(pattern), recursive=True))
+            if _GLOB & set(str(pattern))
+            else [str(pattern)]
+        )
+        if not matched:
+            raise InputError(f"{where}: no file matches '{shown(pattern)}'.")
+        for name in matched:
+            names = check_file(Path(name), fmt)
+            if names is None:
+                continue
+            if header is None:
+                header = names
+            elif names != header:
+                raise InputError(
+                    f"{where}: '{shown(name)}' has the columns {column_list(names)}, the first "
+                    f"file {column_list(header)}; files read together need the same header."
+                )
+    return header
+
+
+def _read_csv(listed: str, fmt: str, text: list[str]) -> str:
+    """DuckDB's read_csv fixed to the rules (RFC 4180 quoting, a header, no comment lines, no
+    skipped rows), with the ``text`` columns read as VARCHAR and the others detected."""
+    delim = "\\t" if fmt == "tsv" else ","
+    types = ", ".join(f"{_literal(n)}: 'VARCHAR'" for n in text)
+    return (
+        f"read_csv({listed}, delim = '{delim}', header = true, quote = '\"', escape = '\"', "
+        f"comment = '', skip = 0, types = {{{types}}})"
+    )

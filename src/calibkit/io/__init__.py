@@ -2,9 +2,12 @@
 
 :func:`read_predictions` turns a file into a :class:`Predictions` (``kind``, ``scores``,
 ``labels``, the ``columns`` it used and the ``path``), ready for ``ck.audit(p.scores, p.labels,
-from_logits=p.kind == "logits")``. Reading checks what belongs to reading (the file exists and
-parses, the columns exist, hold numbers and have no missing values; TRUE/FALSE becomes 1/0);
-the numbers themselves (ranges, row sums) are checked later by the function that uses them.
+from_logits=p.kind == "logits")``. Reading checks what belongs to reading, by the rules of
+:mod:`calibkit.io._rules` that every engine applies (docs/file-rules.md): the file is a regular
+file that parses as its format, the columns exist once each, hold numbers in the forms the
+rules admit, and have no missing or NaN values; TRUE/FALSE becomes 1/0 in label and outcome
+columns. The numbers themselves (ranges, row sums) are checked later by the function that uses
+them.
 
 Formats
 -------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,17 +13,27 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from ._batches import BATCH_ROWS, file_schema, read_batches
+from ._rules import shown
 from ._sources import (
     FORMATS,
     WHERE,
     Source,
+    check_file,
     check_path,
     column_list,
     open_source,
     resolve_format,
 )
 
-__all__ = ["FORMATS", "Predictions", "read_predictions"]
+__all__ = [
+    "BATCH_ROWS",
+    "FORMATS",
+    "Predictions",
+    "file_schema",
+    "read_batches",
+    "read_predictions",
+]
 
 LABEL_NAMES = ("label", "labels", "y", "target", "true_label", "y_true")
 PROB_GLOBS = ("prob_*", "p_*", "proba_*")
@@ -119,6 +129,7 @@ def read_predictions(
     path = Path(path)
     check_path(path)
     fmt = resolve_format(path, format)
+    check_file(path, fmt)
     with open_source(path, fmt) as src:
         kind, scores, labels, columns = _resolve(
             src,
@@ -288,106 +299,19 @@ def read_planned(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndarray]
     else:
         scores = _scores(src, list(plan.scores), plan.kind)
         label_name = str(plan.label)
-        labels = src.get(label_name, "numeric")
+        labels = src.get(label_name, "label")
         if labels.ndim != 1:
             raise InputError(
                 f"{WHERE}: label {label_name!r} must be one column; it is a 2-D "
                 f"{src.kind_of_name} of shape {labels.shape}."
             )
         _same_length(src, {plan.scores[0]: scores, label_name: labels})
+    if scores.shape[0] == 0:
+        raise InputError(
+            f"{WHERE}: '{shown(src.path)}' has no rows (a header, or a schema, only); there is "
+            "nothing to audit."
+        )
     return scores, labels
-
-
-#: Rows per batch when a file is read in batches.
-BATCH_ROWS = 1 << 20
-
-
-def file_schema(path: Path, fmt: str) -> tuple[list[str], set[str]]:
-    """Column names and the list (matrix) columns of a file, from its schema alone."""
-    import pyarrow as pa
-
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            schema = pq.read_schema(path)
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(
-                f"{WHERE}: could not read '{path}' as PARQUET: {' '.join(str(exc).split())}"
-            ) from None
-    else:
-        reader = _batch_reader(path, fmt, BATCH_ROWS)
-        schema = reader.schema
-        reader.close()
-    lists = {
-        f.name
-        for f in schema
-        if pa.types.is_list(f.type)
-        or pa.types.is_large_list(f.type)
-        or pa.types.is_fixed_size_list(f.type)
-    }
-    return list(schema.names), lists
-
-
-def read_batches(
-    path: Path, fmt: str, plan: ColumnPlan, *, batch_rows: int = BATCH_ROWS
-) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
-    """``(scores, labels, first_row)`` of each batch of a CSV, TSV, Parquet or JSON-lines file,
-    read through pyarrow one batch at a time; errors name the rows of the batch."""
-    import pyarrow as pa
-
-    from ._sources import TableSource
-
-    reader = _batch_reader(path, fmt, batch_rows)
-    start = 0
-    try:
-        for batch in reader:
-            if batch.num_rows == 0:
-                continue
-            src = TableSource.of_table(pa.Table.from_batches([batch]), path, fmt)
-            try:
-                scores, labels = read_planned(src, plan)
-            except InputError as exc:
-                raise InputError(
-                    f"{exc} (in the batch of rows {start}..{start + batch.num_rows - 1})"
-                ) from None
-            yield scores, labels, start
-            start += batch.num_rows
-    except (pa.ArrowException, OSError) as exc:
-        raise InputError(
-            f"{WHERE}: could not read '{path}' as {fmt.upper()} after row {start}: "
-            f"{' '.join(str(exc).split())}"
-        ) from None
-
-
-def _batch_reader(path: Path, fmt: str, batch_rows: int) -> Any:
-    import pyarrow as pa
-
-    try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            return pq.ParquetFile(path).iter_batches(batch_size=batch_rows)
-        if fmt in ("csv", "tsv"):
-            import pyarrow.csv as pc
-
-            return pc.open_csv(
-                path,
-                read_options=pc.ReadOptions(block_size=1 << 24),
-                parse_options=pc.ParseOptions(delimiter="\t" if fmt == "tsv" else ","),
-            )
-        if fmt == "jsonl":
-            import pyarrow.json as pj
-
-            return pj.open_json(path, read_options=pj.ReadOptions(block_size=1 << 24))
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise InputError(
-            f"{WHERE}: could not read '{path}' as {fmt.upper()}: {' '.join(str(exc).split())}"
-        ) from None
-    raise InputError(
-        f"{WHERE}: .{fmt} files cannot be read in batches; audit them in memory "
-        "(engine='memory'), or convert to Parquet."
-    )
 
 
 def _scores(src: Source, names: list[str], kind: str) -> np.ndarray:
@@ -406,8 +330,8 @@ def _read_confidence(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndar
         _same_length(src, {conf_name: conf, plan.correct: outcome})
         return conf, outcome
     prediction, label_name = str(plan.prediction), str(plan.label)
-    pred = _one_d(src, prediction, "any")
-    truth = _one_d(src, label_name, "any")
+    pred = _one_d(src, prediction, "compare")
+    truth = _one_d(src, label_name, "compare")
     _same_length(src, {conf_name: conf, prediction: pred, label_name: truth})
     if (pred.dtype.kind in "US") != (truth.dtype.kind in "US"):
         text, num = (
@@ -418,6 +342,26 @@ def _read_confidence(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndar
             "prediction and label must be written the same way to be compared."
         )
     return conf, (pred == truth).astype(np.int8)
+
+
+def planned_names(plan: ColumnPlan) -> list[str]:
+    """Every column a plan reads, in the order it reads them."""
+    names = [*plan.scores, plan.confidence, plan.correct, plan.prediction, plan.label]
+    return [n for n in names if n is not None]
+
+
+def planned_roles(plan: ColumnPlan) -> dict[str, str]:
+    """The role (see :data:`calibkit.io._sources.ROLES`) of each column a plan reads."""
+    if plan.kind != "confidence":
+        roles = dict.fromkeys(plan.scores, "numeric")
+        roles[str(plan.label)] = "label"
+        return roles
+    roles = {str(plan.confidence): "numeric"}
+    if plan.correct is not None:
+        roles[plan.correct] = "outcome"
+    else:
+        roles[str(plan.prediction)] = roles[str(plan.label)] = "compare"
+    return roles
 
 
 def _one_d(src: Source, name: str, role: str) -> np.ndarray:

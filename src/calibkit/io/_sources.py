@@ -8,7 +8,6 @@ values, numbers (or, for the roles that allow it, text), equal-length lists.
 from __future__ import annotations
 
 import abc
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from . import _rules as rules
+from ._problems import Problem, booleans, missing_values, nan_problem, text_column, whole
 
-WHERE = "read_predictions"
+WHERE = rules.WHERE
 
 FORMATS = ("csv", "tsv", "parquet", "jsonl", "npz")
 
@@ -33,20 +34,22 @@ _EXTENSIONS = {
 }
 _COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
 
-#: Roles a column plays, and what each accepts besides numbers.
-#: "numeric": numbers only; "outcome": also bool and TRUE/FALSE text; "any": also text (for the
-#: prediction == label comparison).
-ROLES = ("numeric", "outcome", "any")
+#: Roles a column plays, and what each accepts besides numbers (docs/file-rules.md):
+#: "numeric": numbers only (scores); "label": also booleans and TRUE/FALSE cells (class
+#: indices); "outcome": also TRUE/FALSE text (a 0/1 outcome); "compare": numbers or text, for
+#: the prediction == label comparison; "any": as the reader types it (group columns).
+ROLES = ("numeric", "label", "outcome", "compare", "any")
 
 
 def one_line(text: object) -> str:
-    return " ".join(str(text).split())
+    """``text`` on one line, control characters escaped."""
+    return rules.shown(" ".join(str(text).split()))
 
 
 def column_list(names: list[str], limit: int = 20) -> str:
-    shown = ", ".join(names[:limit])
+    listed = ", ".join(rules.shown(n) for n in names[:limit])
     more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
-    return (shown + more) if names else "(none)"
+    return (listed + more) if names else "(none)"
 
 
 def resolve_format(path: Path, fmt: str | None) -> str:
@@ -64,19 +67,28 @@ def resolve_format(path: Path, fmt: str | None) -> str:
         return _EXTENSIONS[ext]
     hint = " For JSON lines, name the file .jsonl or pass format='jsonl'." if ext == ".json" else ""
     raise InputError(
-        f"{WHERE}: cannot tell the format of '{path}' from its extension "
+        f"{WHERE}: cannot tell the format of '{rules.shown(path)}' from its extension "
         f"{ext or '(none)'!r}; known: {', '.join(sorted(_EXTENSIONS))}. Pass format= one of "
         f"{', '.join(FORMATS)} (--format on the command line).{hint}"
     )
 
 
 def check_path(path: Path) -> None:
-    if not path.exists():
-        raise InputError(f"{WHERE}: no such file: '{path}'.")
-    if path.is_dir():
-        raise InputError(f"{WHERE}: '{path}' is a directory; pass a prediction file.")
-    if not os.access(path, os.R_OK):
-        raise InputError(f"{WHERE}: cannot read '{path}': permission denied.")
+    """The input is a regular file calibkit may read (see :func:`._rules.check_regular`)."""
+    rules.check_regular(path)
+
+
+def check_file(path: Path, fmt: str) -> list[str] | None:
+    """The checks of the file itself that every engine runs before reading it: a regular file;
+    for CSV and TSV, the header (returned: the column names); for JSON lines, the depth."""
+    check_path(path)
+    if fmt in ("csv", "tsv"):
+        names = rules.read_header(path, fmt)
+        rules.check_quoting(path, fmt)
+        return names
+    if fmt == "jsonl":
+        rules.check_json_lines(path)
+    return None
 
 
 def open_source(path: Path, fmt: str) -> Source:
@@ -108,18 +120,18 @@ class Source(abc.ABC):
 
     @abc.abstractmethod
     def get(self, name: str, role: str = "numeric") -> np.ndarray:
-        """The named column as numbers (``role`` says what it is for, in error messages)."""
+        """The named column, checked for ``role`` (one of :data:`ROLES`)."""
 
     def unreadable(self, exc: BaseException) -> InputError:
         return InputError(
-            f"{WHERE}: could not read '{self.path}' as {self.fmt.upper()}: "
-            f"{one_line(exc) or type(exc).__name__}"
+            f"{WHERE}: could not read '{rules.shown(self.path)}' as {self.fmt.upper()}: "
+            f"{rules.short(exc) or type(exc).__name__}"
         )
 
     def require(self, name: str) -> None:
         if name not in self.names:
             raise InputError(
-                f"{WHERE}: '{self.path}' has no {self.kind_of_name} {name!r}; "
+                f"{WHERE}: '{rules.shown(self.path)}' has no {self.kind_of_name} {name!r}; "
                 f"{self.kind_of_name}s: {column_list(self.names)}."
             )
 
@@ -128,7 +140,8 @@ class Source(abc.ABC):
 
 
 class TableSource(Source):
-    """CSV, TSV and JSON lines are read whole; Parquet column by column."""
+    """CSV and TSV are read by the cell rules of :mod:`._rules` (the columns the plan reads as
+    text, once); JSON lines whole, after the depth check; Parquet column by column."""
 
     def __init__(self, path: Path, fmt: str) -> None:
         import pyarrow as pa
@@ -136,57 +149,80 @@ class TableSource(Source):
         self.path, self.fmt = path, fmt
         self._table: Any = None
         self._parquet: Any = None
+        self._columns: dict[str, Any] = {}
+        self._text: dict[str, Any] = {}
+        self._checked: dict[tuple[str, str], tuple[np.ndarray, Problem | None]] = {}
+        self.cells = fmt in ("csv", "tsv")
         try:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
 
                 self._parquet = pq.ParquetFile(path)
                 self.names = list(self._parquet.schema_arrow.names)
+                rules.check_names(self.names, path)
             elif fmt == "jsonl":
                 import pyarrow.json as pj
 
-                self._table = pj.read_json(path)
+                rules.check_json_lines(path)
+                self._table = pj.read_json(path, read_options=json_options())
                 self.names = list(self._table.column_names)
-            else:
-                import pyarrow.csv as pc
-
-                delimiter = "\t" if fmt == "tsv" else ","
-                self._table = pc.read_csv(path, parse_options=pc.ParseOptions(delimiter=delimiter))
-                self.names = list(self._table.column_names)
+                rules.check_names(self.names, path)
+            else:  # every column as text: the file is parsed whole, its cells read by the rules
+                self.names = check_file(path, fmt) or []
+                self._text = self._read_csv(None, as_text=True)
         except (pa.ArrowException, OSError, ValueError) as exc:
+            if isinstance(exc, InputError):
+                raise
             raise self.unreadable(exc) from None
-        self._columns: dict[str, Any] = {}
 
     @classmethod
     def of_table(cls, table: Any, path: Path, fmt: str) -> TableSource:
-        """A source over a pyarrow table already read (one batch of a larger file)."""
+        """A source over a pyarrow table already read (one batch of a larger file; a CSV batch
+        holds the planned columns as text, see :func:`csv_options`)."""
         src = cls.__new__(cls)
         src.path, src.fmt, src._table, src._parquet = path, fmt, table, None
         src.names = list(table.column_names)
-        src._columns = {}
+        src._columns, src._text, src._checked = {}, {}, {}
+        src.cells = fmt in ("csv", "tsv")
+        if src.cells:
+            src._text = {n: table.column(n) for n in src.names}
         return src
 
     def close(self) -> None:
         if self._parquet is not None:
             self._parquet.close()
 
+    def _read_csv(self, names: list[str] | None, *, as_text: bool) -> dict[str, Any]:
+        """The named columns of a CSV (all with None): as text, or as pyarrow infers them."""
+        import pyarrow as pa
+        import pyarrow.csv as pc
+
+        try:
+            table = pc.read_csv(
+                self.path,
+                read_options=pc.ReadOptions(block_size=CSV_BLOCK_BYTES),
+                parse_options=csv_parse_options(self.fmt),
+                convert_options=csv_options(names, as_text=as_text, all_names=self.names),
+            )
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise self.unreadable(exc) from None
+        return dict(zip(table.column_names, table.columns, strict=True))
+
     def _column(self, name: str) -> Any:
+        """The column as the reader types it (CSV: pyarrow's inference, for group columns)."""
         import pyarrow as pa
 
         self.require(name)
-        if self.names.count(name) > 1:
-            raise InputError(
-                f"{WHERE}: '{self.path}' has {self.names.count(name)} columns "
-                f"named {name!r}; rename them so each name is used once."
-            )
         if name not in self._columns:
             if self._parquet is not None:
                 try:
                     col = self._parquet.read(columns=[name]).column(0)
                 except (pa.ArrowException, OSError, ValueError) as exc:
                     raise self.unreadable(exc) from None
-            else:
+            elif self._table is not None:
                 col = self._table.column(name)
+            else:  # a CSV column as pyarrow types it (dates for a period, numbers for groups)
+                col = self._read_csv([name], as_text=False)[name]
             if pa.types.is_dictionary(col.type):
                 col = col.cast(col.type.value_type)
             self._columns[name] = col
@@ -195,6 +231,9 @@ class TableSource(Source):
     def ndim(self, name: str) -> int:
         import pyarrow as pa
 
+        if self.cells:
+            self.require(name)
+            return 1
         t = self._column(name).type
         return (
             2
@@ -203,26 +242,65 @@ class TableSource(Source):
         )
 
     def get(self, name: str, role: str = "numeric") -> np.ndarray:
+        values, problem = self.checked(name, role)
+        if problem is not None:
+            raise problem.error()
+        return values
+
+    def checked(self, name: str, role: str) -> tuple[np.ndarray, Problem | None]:
+        """The column's values and its first counted problem (missing values or text that is
+        not a number), so that a reader of batches can total a problem over the file."""
+        key = (name, role)
+        if key not in self._checked:
+            self._checked[key] = self._check(name, role)
+        return self._checked[key]
+
+    def _check(self, name: str, role: str) -> tuple[np.ndarray, Problem | None]:
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        if self.cells and role != "any":
+            self.require(name)
+            return self._cells(name, role)
         col = self._column(name)
+        n = len(col)
         if col.null_count:
             first = int(np.argmax(pc.is_null(col).to_numpy(zero_copy_only=False)))
-            raise _nulls(name, col.null_count, first)
+            return np.empty(0), Problem(name, role, "missing", col.null_count, first, n)
         if self.ndim(name) == 2:
-            return self._matrix(name, col)
+            return self._matrix(name, col), None
         t = col.type
         if pa.types.is_boolean(t):
-            arr = col.to_numpy()
-            return arr.astype(np.int8) if role == "outcome" else arr
-        if pa.types.is_integer(t) or pa.types.is_floating(t):
-            return col.to_numpy()
+            return booleans(name, col.to_numpy(zero_copy_only=False), role), None
         if pa.types.is_decimal(t):
-            return col.cast(pa.float64()).to_numpy()
+            col = col.cast(pa.float64())
+        if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+            arr = col.to_numpy()
+            return arr, nan_problem(name, arr, role)
         if pa.types.is_string(t) or pa.types.is_large_string(t):
-            return text_column(name, np.asarray(col.to_pylist(), dtype=str), role)
+            return text_column(name, np.asarray(col.to_pylist(), dtype=str), role), None
+        if role == "any":
+            return np.asarray(col.to_numpy(zero_copy_only=False)), None
         raise InputError(f"{WHERE}: column {name!r} must hold numbers; it holds {t}.")
+
+    def _cells(self, name: str, role: str) -> tuple[np.ndarray, Problem | None]:
+        """A CSV column read by the cell rules."""
+        cells = rules.parse_cells(self._text[name], role)
+        n = cells.number.size
+        if cells.bad.any() and role != "compare":  # text is a value to compare
+            i = int(np.argmax(cells.bad))
+            problem = Problem(name, role, "text", int(cells.bad.sum()), i, n, 0, cells.text(i))
+            return cells.number, problem
+        gone = cells.missing | cells.nan
+        if gone.any():
+            first, nan = int(np.argmax(gone)), int(cells.nan.sum())
+            return cells.number, Problem(name, role, "missing", int(gone.sum()), first, n, nan)
+        if role == "compare" and not cells.is_number.all():
+            # text is compared as text, and numbers among it by value (1, 1.0 and +1e0 alike)
+            text = cells.text().astype(object)
+            text[cells.is_number] = [repr(x + 0.0) for x in cells.number[cells.is_number].tolist()]
+            return text.astype(str), None
+        return whole(cells.number) if role in rules.ROLES_WITH_WORDS else cells.number, None
 
     def _matrix(self, name: str, col: Any) -> np.ndarray:
         import pyarrow as pa
@@ -241,9 +319,9 @@ class TableSource(Source):
         if values.null_count:
             parents = pc.list_parent_indices(col).to_numpy(zero_copy_only=False)
             first = int(parents[int(np.argmax(pc.is_null(values).to_numpy(zero_copy_only=False)))])
-            raise _nulls(name, values.null_count, first)
+            raise missing_values(name, values.null_count, first, len(col))
         t = values.type
-        if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
             raise InputError(
                 f"{WHERE}: column {name!r} must hold lists of numbers; its values are {t}."
             )
@@ -251,12 +329,46 @@ class TableSource(Source):
         return values.to_numpy(zero_copy_only=False).reshape(len(col), width)
 
 
-def _nulls(name: str, count: int, first: int) -> InputError:
-    return InputError(
-        f"{WHERE}: column {name!r} has {count} missing "
-        f"{'value' if count == 1 else 'values'} (null/empty/NaN), first at row {first} "
-        "(0-based, header not counted); calibkit does not drop rows silently: remove or fill "
-        "them first."
+#: pyarrow's block size for CSV, TSV (a row may be this long) and JSON lines.
+CSV_BLOCK_BYTES = rules.JSON_BLOCK_BYTES
+
+
+def json_options() -> Any:
+    import pyarrow.json as pj
+
+    return pj.ReadOptions(block_size=rules.JSON_BLOCK_BYTES)
+
+
+def csv_parse_options(fmt: str) -> Any:
+    """RFC 4180: fields may be quoted with ``"``, a quote inside is written twice, a backslash
+    is an ordinary character, a quoted field may hold line breaks; no comment lines."""
+    import pyarrow.csv as pc
+
+    return pc.ParseOptions(
+        delimiter="\t" if fmt == "tsv" else ",",
+        quote_char='"',
+        double_quote=True,
+        escape_char=False,
+        newlines_in_values=True,
+    )
+
+
+def csv_options(
+    names: list[str] | None, *, as_text: bool, all_names: list[str] | None = None
+) -> Any:
+    """Read ``names`` (every column of ``all_names`` with None): as text, to apply the cell
+    rules, or as pyarrow infers them."""
+    import pyarrow as pa
+    import pyarrow.csv as pc
+
+    include = [] if names is None else names
+    if not as_text:
+        return pc.ConvertOptions(include_columns=include)
+    typed = names if names is not None else all_names or []
+    return pc.ConvertOptions(
+        include_columns=include,
+        column_types={n: pa.string() for n in typed},
+        strings_can_be_null=False,
     )
 
 
@@ -271,7 +383,7 @@ class NpzSource(Source):
         try:
             if not zipfile.is_zipfile(path):
                 raise InputError(
-                    f"{WHERE}: could not read '{path}' as NPZ: not a zip archive "
+                    f"{WHERE}: could not read '{rules.shown(path)}' as NPZ: not a zip archive "
                     "(an .npz is written by numpy.savez)."
                 )
             self._npz = np.load(path, allow_pickle=False)
@@ -281,7 +393,7 @@ class NpzSource(Source):
             raise self.unreadable(exc) from None
         if not isinstance(self._npz, np.lib.npyio.NpzFile):
             raise InputError(
-                f"{WHERE}: could not read '{path}' as NPZ: it holds a single "
+                f"{WHERE}: could not read '{rules.shown(path)}' as NPZ: it holds a single "
                 "array, not named arrays."
             )
         self.names = list(self._npz.files)
@@ -297,8 +409,14 @@ class NpzSource(Source):
                 arr = self._npz[name]
             except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
                 raise InputError(
-                    f"{WHERE}: could not read array {name!r} of '{self.path}': {one_line(exc)}"
+                    f"{WHERE}: could not read array {name!r} of '{rules.shown(self.path)}': "
+                    f"{rules.short(exc)}"
                 ) from None
+            if not isinstance(arr, np.ndarray):  # a member that is not .npy: its raw bytes
+                raise InputError(
+                    f"{WHERE}: member {name!r} of '{rules.shown(self.path)}' is not a NumPy "
+                    "array (.npy); an .npz holds arrays written by numpy.savez."
+                )
             if arr.ndim not in (1, 2):
                 raise InputError(
                     f"{WHERE}: array {name!r} has shape {arr.shape}; expected a "
@@ -314,8 +432,13 @@ class NpzSource(Source):
         arr = self._array(name)
         kind = arr.dtype.kind
         if kind == "b":
-            return arr.astype(np.int8) if role == "outcome" else arr
-        if kind in "iuf":
+            return booleans(name, arr, role, what="array")
+        if kind in "iu" or (kind == "f" and arr.ndim == 2):
+            return arr
+        if kind == "f":
+            problem = nan_problem(name, arr, role)
+            if problem is not None:
+                raise problem.error()
             return arr
         if kind in "US" and arr.ndim == 1:
             return text_column(name, arr.astype(str), role, what="array")
@@ -337,40 +460,3 @@ class Schema(Source):
 
     def get(self, name: str, role: str = "numeric") -> np.ndarray:
         raise InputError(f"{WHERE}: the column {name!r} of '{self.path}' stays in the engine.")
-
-
-# ----------------------------------------------------------------------------- text values
-
-_TRUE = {"true", "1"}
-_FALSE = {"false", "0"}
-
-
-def text_column(name: str, values: np.ndarray, role: str, what: str = "column") -> np.ndarray:
-    """Text is kept for a prediction/label comparison, turned into 0/1 for an outcome, and
-    otherwise rejected with the first value that is not a number."""
-    if role == "any":
-        return values
-    if role == "outcome":
-        low = np.char.lower(np.char.strip(values))
-        is_true, is_false = np.isin(low, list(_TRUE)), np.isin(low, list(_FALSE))
-        bad = ~(is_true | is_false)
-        if not bad.any():
-            return is_true.astype(np.int8)
-        i = int(np.argmax(bad))
-        raise InputError(
-            f"{WHERE}: {what} {name!r} must hold 0/1 or TRUE/FALSE; {int(bad.sum())} "
-            f"{'value does' if bad.sum() == 1 else 'values do'} not, first at row {i}: "
-            f"{str(values[i])!r}."
-        )
-    for i, value in enumerate(values.tolist()):
-        try:
-            float(value)
-        except ValueError:
-            raise InputError(
-                f"{WHERE}: {what} {name!r} must hold numbers; it holds text, first non-number "
-                f"at row {i}: {value!r}."
-            ) from None
-    raise InputError(
-        f"{WHERE}: {what} {name!r} holds numbers written as text (e.g. "
-        f"{str(values[0])!r}); write them as numbers."
-    )

@@ -1,4 +1,5 @@
-"""Fixtures shared by the engine tests: one local SparkSession for the whole test session."""
+"""Fixtures shared by the tests: one local SparkSession for the whole test session (the engine
+tests, and the bad files run through every engine)."""
 
 from __future__ import annotations
 
