@@ -107,3 +107,26 @@ def test_a_one_d_forecast_with_multiclass_labels_says_what_to_pass() -> None:
         r"labels == c\.",
     ):
         ck.audit(np.array([0.2, 0.3, 0.1]), [3, 9, 0])
+
+
+@pytest.mark.parametrize("engine", ["memory", "stream", "duckdb"])
+@pytest.mark.parametrize(
+    ("columns", "match"),
+    [
+        ({"prob": "p"}, r"columns= has no role 'prob'; the roles are format, label, probs"),
+        ({"confidence": 3}, r"columns\['confidence'\] must be a column name; got 3\."),
+        (["p"], r"columns= must be a mapping of roles to column names"),
+    ],
+)
+def test_columns_with_an_unknown_role_or_a_bad_name_is_refused(
+    tmp_path, engine, columns, match
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"p": [0.2, 0.8], "label": [0, 1]}), path)
+    with pytest.raises(InputError, match=match):
+        ck.audit(str(path), engine=engine, columns=columns)
+    with pytest.raises(InputError, match=match):
+        ck.monitor(str(path), by="label", columns=columns)

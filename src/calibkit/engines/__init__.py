@@ -26,6 +26,7 @@ from typing import Any
 from .. import _validate as v
 from .._errors import InputError
 from ..forecasts import is_stream, prepare
+from ..io import column_options
 from ..measure.summary import Summary
 from ._plan import Binning
 
@@ -36,6 +37,7 @@ ENGINES = ("memory", "stream", "duckdb", "spark")
 
 def open_engine(data: Any, *, engine: str, columns: Mapping[str, Any] | None, where: str) -> Any:
     """A SQL engine (DuckDB or Spark) over ``data``."""
+    columns = column_options(columns, where=where)
     if engine == "duckdb":
         from .duckdb import DuckDBEngine
 
@@ -64,6 +66,8 @@ def summarize_with_engine(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Summary:
     """The :class:`Summary` of ``data`` computed by ``engine`` (see the module docstring)."""
+    if columns is not None:
+        columns = column_options(columns, where=where)
     binning = binning or Binning()
     engine = _engine_for(data, engine, where)
     if engine in ("duckdb", "spark"):

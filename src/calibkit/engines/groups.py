@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
+from ..io import column_options
 from ..measure import temperature as tm
 from ..measure.bins import (
     BinStats,
@@ -55,6 +56,8 @@ def group_sums(
     temperature: bool,
     where: str,
 ) -> GroupSums:
+    if columns is not None:
+        columns = column_options(columns, where=where)
     if engine in ("duckdb", "spark"):
         return _sql_groups(data, by, engine, columns, time, binning, temperature, where)
     return _memory_groups(data, labels, by, columns, time, from_logits, binning, temperature, where)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
+from ..io import column_options
 from ..measure import temperature as tm
 
 
@@ -34,6 +35,8 @@ def fit_temperature_with_engine(
     :func:`calibkit.fit_temperature`), computed by ``engine``."""
     from . import ENGINES, open_engine
 
+    if columns is not None:
+        columns = column_options(columns, where=where)
     if engine in ("duckdb", "spark"):
         if labels is not None:
             raise InputError(

@@ -57,7 +57,24 @@ Examples
 ('probs', (3, 2), [0, 1, 1], ['prob_0', 'prob_1'])
 """
 
-from ._read import FORMATS, ColumnPlan, Predictions, plan_columns, read_predictions
+from ._read import (
+    COLUMN_ROLES,
+    FORMATS,
+    ColumnPlan,
+    Predictions,
+    column_options,
+    plan_columns,
+    read_predictions,
+)
 from ._sources import Schema
 
-__all__ = ["FORMATS", "ColumnPlan", "Predictions", "Schema", "plan_columns", "read_predictions"]
+__all__ = [
+    "COLUMN_ROLES",
+    "FORMATS",
+    "ColumnPlan",
+    "Predictions",
+    "Schema",
+    "column_options",
+    "plan_columns",
+    "read_predictions",
+]

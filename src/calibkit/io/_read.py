@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,6 +177,39 @@ class ColumnPlan:
         else:
             out.update(prediction=self.prediction, label=self.label)
         return out
+
+
+#: What ``columns=`` may name (the options of :func:`read_predictions`).
+COLUMN_ROLES = ("format", "label", "probs", "logits", "confidence", "correct", "prediction")
+
+
+def column_options(columns: Any, *, where: str) -> dict[str, Any]:
+    """``columns=`` checked: a mapping from the roles of :data:`COLUMN_ROLES` to a column name
+    (``probs`` and ``logits`` also take a list of names or a glob). Anything else is an
+    InputError that names the role and lists those there are."""
+    if columns is None:
+        return {}
+    if not isinstance(columns, Mapping):
+        raise InputError(
+            f"{where}: columns= must be a mapping of roles to column names, such as "
+            f"{{'label': 'y_true', 'probs': 'proba_*'}}; got {type(columns).__name__}."
+        )
+    out: dict[str, Any] = {}
+    for role, name in columns.items():
+        if role not in COLUMN_ROLES:
+            raise InputError(
+                f"{where}: columns= has no role {role!r}; the roles are {', '.join(COLUMN_ROLES)}."
+            )
+        many = role in ("probs", "logits") and isinstance(name, (list, tuple))
+        if not (isinstance(name, str) or (many and all(isinstance(n, str) for n in name))):
+            kind = (
+                "a column name (or a list of names, or a glob)"
+                if role in ("probs", "logits")
+                else "a column name"
+            )
+            raise InputError(f"{where}: columns[{role!r}] must be {kind}; got {name!r}.")
+        out[role] = list(name) if many else name
+    return out
 
 
 def plan_columns(
