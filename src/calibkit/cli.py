@@ -1910,6 +1910,9 @@ def _read_table(path: Path, command: str):
             f"{path.suffix or '(none)'!r}; use .csv, .tsv, .parquet, .jsonl, or a reply store "
             f"({', '.join(_STORE_SUFFIXES)})."
         )
+    from .io import check_file
+
+    check_file(path, fmt, command)  # a regular file, a sound header, JSON lines not too deep
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq

@@ -899,3 +899,25 @@ def test_cli_full_disk_is_one_line(tmp_path, monkeypatch):
         res, "the reply received for item 'q1' (sample 0) could not be stored and is lost"
     )
     assert "the disk is full" in res.stderr
+
+
+# -- 7 and 17 for stated audit: its table of answers follows the file rules -------------------
+def test_stated_audit_refuses_a_fifo_before_opening_it(tmp_path):
+    fifo = tmp_path / "answers.jsonl"
+    os.mkfifo(fifo)
+    result = CliRunner().invoke(app, ["stated", "audit", str(fifo)])
+    assert result.exit_code == 2
+    assert "stated audit: " in result.stderr and "is a FIFO (named pipe)" in result.stderr
+
+
+def test_stated_audit_refuses_deep_json_lines_without_crashing(tmp_path):
+    deep = tmp_path / "answers.jsonl"
+    deep.write_text('{"a": ' * 3000 + "\n")
+    done = subprocess.run(  # a crash of pyarrow's reader would kill the process, not a test
+        [sys.executable, "-m", "calibkit", "stated", "audit", str(deep)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "nests JSON 3000 levels deep; calibkit reads at most 64 levels" in done.stderr

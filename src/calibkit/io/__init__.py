@@ -66,7 +66,7 @@ from ._read import (
     plan_columns,
     read_predictions,
 )
-from ._sources import Schema
+from ._sources import Schema, check_file, resolve_format
 
 __all__ = [
     "COLUMN_ROLES",
@@ -74,7 +74,9 @@ __all__ = [
     "ColumnPlan",
     "Predictions",
     "Schema",
+    "check_file",
     "column_options",
     "plan_columns",
     "read_predictions",
+    "resolve_format",
 ]

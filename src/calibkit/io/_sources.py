@@ -78,16 +78,16 @@ def check_path(path: Path) -> None:
     rules.check_regular(path)
 
 
-def check_file(path: Path, fmt: str) -> list[str] | None:
+def check_file(path: Path, fmt: str, where: str = WHERE) -> list[str] | None:
     """The checks of the file itself that every engine runs before reading it: a regular file;
     for CSV and TSV, the header (returned: the column names); for JSON lines, the depth."""
-    check_path(path)
+    rules.check_regular(path, where)
     if fmt in ("csv", "tsv"):
-        names = rules.read_header(path, fmt)
-        rules.check_quoting(path, fmt)
+        names = rules.read_header(path, fmt, where)
+        rules.check_quoting(path, fmt, where)
         return names
     if fmt == "jsonl":
-        rules.check_json_lines(path)
+        rules.check_json_lines(path, where)
     return None
 
 
