@@ -835,7 +835,10 @@ BAD = {
     "list": ("column 'probs' of .* must hold numbers; it holds list", None),
     "missing": ("no such file", "no such file"),
     "unknown-column": ("has no column 'q'", "has no column 'q'"),
-    "empty": ("the input has no rows", "held no forecasts"),
+    "empty": (
+        r"has no rows \(a header, or a schema, only\)",
+        r"has no rows \(a header, or a schema, only\)",
+    ),
 }
 
 

@@ -284,7 +284,7 @@ class Query:
         counts = ", ".join(f"sum(CASE WHEN {cond} THEN 1 ELSE 0 END)" for cond in conditions)
         return f"SELECT count(*), {counts} FROM {self.r}"
 
-    def raise_problems(self, row: tuple, where: str) -> int:
+    def raise_problems(self, row: tuple, where: str, place: str = "the input") -> int:
         """Raise :class:`InputError` naming the first broken rule and its row count; return N."""
         n = int(row[0])
         problems = self.problems()
@@ -303,7 +303,10 @@ class Query:
         if values is None:
             self._mixed(texts, where)
         if n == 0:
-            raise InputError(f"{where}: the input has no rows.")
+            raise InputError(
+                f"{where}: {place} has no rows (a header, or a schema, only); there is nothing "
+                "to audit."
+            )
         return n
 
     def _mixed(self, texts: tuple, where: str) -> None:

@@ -94,7 +94,7 @@ class SqlEngine(abc.ABC):
 
     def checked_rows(self, q: Query, where: str) -> int:
         q.check_types(where, self.place)
-        return q.raise_problems(self.fetch(q.check_query())[0], where)
+        return q.raise_problems(self.fetch(q.check_query())[0], where, self.place)
 
     def _order_statistics(self, q: Query, n: int) -> Callable[[dict[str, np.ndarray]], dict]:
         """Order statistics by the engine's discrete quantile while that can hold the column

@@ -62,6 +62,7 @@ class Reader:
     read: Callable[[], Iterator[Prepared]]
     again: bool
     rows: int | None
+    empty: str = "the stream held no forecasts (every chunk was empty)"
 
 
 def summarize_stream(
@@ -162,7 +163,12 @@ def _file_reader(path: Path, columns: Mapping[str, Any], where: str) -> Reader:
         batches = ((scores, labels) for scores, labels, _ in read_batches(path, fmt, plan))
         return prepared_chunks(batches, plan.kind == "logits", where, "batch")
 
-    return Reader(read, True, rows)
+    return Reader(
+        read,
+        True,
+        rows,
+        f"'{path}' has no rows (a header, or a schema, only); there is nothing to audit",
+    )
 
 
 # ----------------------------------------------------------------------------- passes
@@ -195,7 +201,7 @@ def _first_pass(
         if progress is not None:
             progress(f"pass 1 of {passes}", rows, reader.rows or 0)
     if total is None or grid is None:
-        raise InputError(f"{where}: the stream held no forecasts (every chunk was empty).")
+        raise InputError(f"{where}: {reader.empty}.")
     fine = {name: _field(total, name) for name, need in wanted.items() if need.fixed is None}
     return total, fine, grid, wanted, seen
 
