@@ -1770,8 +1770,6 @@ def monitor(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if engine is not Engine.memory and fmt is not None:
-                columns.pop("format")
             reference_doc = None
             if reference_record is not None:
                 from .record import read_record

@@ -190,3 +190,20 @@ def test_monitor_says_when_an_option_would_be_ignored(log, tmp_path):
     assert len(m.groups) == WEEKS
     by_column = ck.monitor(str(both), by="week", n_sims=200, temperature=False)
     assert [g.group for g in by_column.groups] == [0, 1]
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_monitor_passes_format_to_every_engine(tmp_path, engine):
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0, 1, 2000)
+    rows = "".join(
+        f"{a:.6f},{int(b)},{int(c)}\n"
+        for a, b, c in zip(p, rng.random(2000) < p, rng.integers(0, 2, 2000), strict=True)
+    )
+    path = tmp_path / "log.txt"  # an extension that does not say CSV
+    path.write_text("proba,label,seg\n" + rows)
+    result = runner.invoke(
+        app, ["monitor", str(path), "--by", "seg", "--format", "csv", "--engine", engine, "-q"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("no group moved beyond noise")
