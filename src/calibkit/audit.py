@@ -68,6 +68,8 @@ class Audit:
     tests: tuple[TestResult, ...]
     seed: int | None
     calibration_slope: CalibrationSlope | None = None
+    auc_error: float = 0.0
+    notes: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
@@ -201,6 +203,8 @@ class Audit:
             "brier_decomposition": self.brier_decomposition.to_dict(),
             "nll": _finite_or_none(self.nll),
             "auc": self.auc,
+            "auc_error": self.auc_error,
+            "notes": list(self.notes),
             "accuracy": self.accuracy,
             "mean_confidence": self.mean_confidence,
             "tests": [t.to_dict() for t in self.tests],
@@ -252,9 +256,12 @@ class Audit:
             (
                 "AUC",
                 "-" if self.auc is None else f"{self.auc:.4f}",
-                "confidence ranks correct above wrong"
-                if self.kind == "top-label"
-                else "P(label = 1) ranks positives above negatives",
+                (
+                    "confidence ranks correct above wrong"
+                    if self.kind == "top-label"
+                    else "P(label = 1) ranks positives above negatives"
+                )
+                + (f"; within +-{self.auc_error:.1e} (a logit grid)" if self.auc_error else ""),
             ),
             (
                 "accuracy",
@@ -310,6 +317,7 @@ class Audit:
             f"{name:<{width}}  {value:>8}  {note}".rstrip()
             for name, value, note in self.metric_rows()
         ]
+        lines += [f"note: {note}" for note in self.notes]
         lines += ["", self.verdict()]
         return "\n".join(lines)
 
@@ -493,4 +501,6 @@ def audit_from_summary(
         tests=tests,
         seed=seed,
         calibration_slope=None if summary.slope is None else summary.slope.at_level(level),
+        auc_error=summary.auc_error,
+        notes=summary.notes,
     )

@@ -317,9 +317,53 @@ class Query:
 
     # ---------------------------------------------------------------- aggregates
     def totals(self) -> str:
+        """Rows, correct predictions, Brier and log-loss sums, rows whose true class had
+        probability 0, forecasts of exactly 0 or 1, and those of them that failed."""
         g = "g, " if self.by is not None else ""
         group = " GROUP BY g" if self.by is not None else ""
-        return f"SELECT {g}count(*), sum(ok), sum(br), sum(nl), sum(pz) FROM {self.f}{group}"
+        certain = "CASE WHEN c <= 0 OR c >= 1 THEN 1 ELSE 0 END"
+        failed = "CASE WHEN (c >= 1 AND o = 0) OR (c <= 0 AND o = 1) THEN 1 ELSE 0 END"
+        return (
+            f"SELECT {g}count(*), sum(ok), sum(br), sum(nl), sum(pz), sum({certain}), "
+            f"sum({failed}) FROM {self.f}{group}"
+        )
+
+    def slope_histogram(self, steps: int, span: float) -> str:
+        """Counts of outcomes 0 and 1 per cell of the logit histogram a slope fit starts from
+        (:func:`calibkit.measure.slope.grid_counts`), for the forecasts strictly inside (0, 1)."""
+        x = "ln(c) - ln(1 - c)"
+        cell = (
+            f"CAST(round((greatest(least({x}, {number(span)}), {number(-span)}) + "
+            f"{number(span)}) * {steps}) AS INT)"
+        )
+        return (
+            f"SELECT {cell} AS cell, count(*) - sum(o), sum(o) FROM {self.f} "
+            f"WHERE c > 0 AND c < 1 GROUP BY {cell}"
+        )
+
+    def slope_sums(self, points: list[tuple[str, str]]) -> str:
+        """For each (intercept, slope) point, the sums of
+        :func:`calibkit.measure.slope.slope_terms` over the forecasts strictly inside (0, 1)
+        (log-likelihood, gradient, information), six columns a point, in one scan."""
+        inner = f"SELECT o, ln(c) - ln(1 - c) AS x FROM {self.f} WHERE c > 0 AND c < 1"
+        etas = ", ".join(f"{a} + {b} * x AS e{k}" for k, (a, b) in enumerate(points))
+        logs = ", ".join(
+            f"-(greatest(-e{k}, 0) + ln(1 + exp(-abs(e{k})))) AS lp{k}, "
+            f"-(greatest(e{k}, 0) + ln(1 + exp(-abs(e{k})))) AS lq{k}"
+            for k in range(len(points))
+        )
+        probs = ", ".join(f"exp(lp{k}) AS p{k}" for k in range(len(points)))
+        sums = ", ".join(
+            f"sum(CASE WHEN o = 1 THEN lp{k} ELSE lq{k} END), sum(o - p{k}), "
+            f"sum((o - p{k}) * x), sum(p{k} * (1 - p{k})), sum(p{k} * (1 - p{k}) * x), "
+            f"sum(p{k} * (1 - p{k}) * x * x)"
+            for k in range(len(points))
+        )
+        lps = ", ".join(f"lp{k}, lq{k}" for k in range(len(points)))
+        return (
+            f"SELECT {sums} FROM (SELECT o, x, {lps}, {probs} FROM (SELECT o, x, {logs} FROM "
+            f"(SELECT o, x, {etas} FROM ({inner}) t1) t2) t3) t4"
+        )
 
     def bins(self, edges: np.ndarray, closed: str, column: str = "c", outcome: str = "o") -> str:
         """Per-bin count and sums of (``column``, ``outcome``) (and per group, with ``by``)."""

@@ -21,6 +21,14 @@ from .._errors import CalibkitWarning, InputError
 from ..io import ColumnPlan
 from ..measure import temperature as tm
 from ..measure.bins import BinStats, Edges
+from ..measure.slope import (
+    GRID_CELLS,
+    GRID_SPAN,
+    GRID_STEPS,
+    CalibrationSlope,
+    grid_start,
+    slope_from_sums,
+)
 from ..measure.summary import Summary
 from ._plan import Binning, Need, classwise_names, needs, plan_edges
 from ._select import select_ranks
@@ -60,7 +68,7 @@ class SqlEngine(abc.ABC):
     def summarize(self, binning: Binning, *, where: str, progress: Progress = None) -> Summary:
         """The :class:`Summary` of the whole input: a handful of aggregations, no rows moved."""
         q = self.query()
-        steps = ["checks", "edges", "bins", "totals", "ranking"]
+        steps = ["checks", "edges", "bins", "totals", "ranking", "calibration slope"]
         tick = _ticker(steps, progress)
         tick()
         n = self.checked_rows(q, where)
@@ -70,13 +78,16 @@ class SqlEngine(abc.ABC):
         tick()
         stats = {name: self._stats(q, name, need, edges[name]) for name, need in wanted.items()}
         tick()
-        count, correct, brier_sum, nll_sum = self._totals(self.fetch(q.totals())[0], where)
+        totals = self.fetch(q.totals())[0]
+        count, correct, brier_sum, nll_sum = self._totals(totals[:5], where)
         if count != n:
             raise InputError(
                 f"{where}: the input changed while it was read ({n} then {count} rows)."
             )
         tick()
         auc = auc_from_ranks(*self.fetch(q.ranking())[0])
+        tick()
+        slope = self._slope(q, n, n_certain=int(totals[5] or 0), n_failed=int(totals[6] or 0))
         tick()
         return Summary(
             kind=q.kind,
@@ -89,7 +100,28 @@ class SqlEngine(abc.ABC):
             brier_sum=brier_sum,
             nll_sum=nll_sum,
             auc=auc,
+            slope=slope,
             engine=self.name,
+        )
+
+    def _slope(self, q: Query, n: int, *, n_certain: int, n_failed: int) -> CalibrationSlope:
+        """The calibration slope fit: started from the fit on a logit histogram (one GROUP BY),
+        then one scan per round of Newton steps (both fits at once; about two rounds)."""
+
+        def evaluate(points: list[tuple[float, float]]) -> list[np.ndarray]:
+            row = self.fetch(q.slope_sums([(number(a), number(b)) for a, b in points]))[0]
+            sums = np.array([float("nan") if x is None else float(x) for x in row])
+            return [sums[6 * k : 6 * k + 6] for k in range(len(points))]
+
+        histogram = np.zeros((2, GRID_CELLS), dtype=np.int64)
+        for cell, negatives, positives in self.fetch(q.slope_histogram(GRID_STEPS, GRID_SPAN)):
+            histogram[:, int(cell)] += (int(negatives), int(positives))
+        return slope_from_sums(
+            evaluate,
+            n=n,
+            n_certain=n_certain,
+            n_failed=n_failed,
+            start=grid_start(histogram),
         )
 
     def checked_rows(self, q: Query, where: str) -> int:

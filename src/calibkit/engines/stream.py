@@ -40,6 +40,16 @@ from ..measure.bins import (
     order_statistic_ranks,
     quantile_edges,
 )
+from ..measure.slope import (
+    GRID_CELLS,
+    CalibrationSlope,
+    grid_counts,
+    grid_start,
+    slope_from_sums,
+    slope_terms,
+    split_certain,
+    undefined_slope,
+)
 from ..measure.summary import RankGrid, Summary, coarsen, fine_edges
 from ._chunks import Fingerprint, prepared_chunks
 from ._plan import Binning, Need, needs
@@ -82,7 +92,7 @@ def summarize_stream(
             "leave labels= unset."
         )
     reader = _reader(data, columns=columns, from_logits=from_logits, where=where)
-    total, fine, grid, wanted, seen = _first_pass(reader, binning, where, progress)
+    total, fine, grid, wanted, seen, certain = _first_pass(reader, binning, where, progress)
     quantile = {name: need for name, need in wanted.items() if need.fixed is None}
     notes: tuple[str, ...] = ()
     if reader.again:
@@ -94,6 +104,11 @@ def summarize_stream(
         }
         notes = (APPROXIMATE_EDGES,) if "table" in quantile else ()
     stats = {name: s for name, (s, _) in exact.items()}
+    slope = (
+        _slope(reader, total.n, certain, seen, where, progress)
+        if reader.again
+        else undefined_slope(total.n, ONE_PASS_SLOPE)
+    )
     auc, error = grid.auc()
     if error:
         notes += (f"AUC from a logit grid of {grid.positives.size} cells: within +-{error:.1e}",)
@@ -105,6 +120,7 @@ def summarize_stream(
         binning=exact["table"][1] if "table" in exact else total.binning,
         auc=auc,
         auc_error=error,
+        slope=slope,
     )
     return summary.with_engine("stream", *notes)
 
@@ -176,10 +192,15 @@ def _file_reader(path: Path, columns: Mapping[str, Any], where: str) -> Reader:
 
 def _first_pass(
     reader: Reader, binning: Binning, where: str, progress: Progress
-) -> tuple[Summary, dict[str, BinStats], RankGrid, dict[str, Need], Fingerprint]:
-    """Accumulate everything over fixed edges, the fine grid for quantile edges, the AUC grid
-    (and the fingerprint of the rows, when the input is read again)."""
+) -> tuple[
+    Summary, dict[str, BinStats], RankGrid, dict[str, Need], Fingerprint, tuple[int, int, Any]
+]:
+    """Accumulate everything over fixed edges, the fine grid for quantile edges, the AUC grid,
+    the forecasts of exactly 0 or 1 and how many of them failed (and the fingerprint of the
+    rows, when the input is read again)."""
     seen = Fingerprint()
+    certain = [0, 0]
+    histogram = np.zeros((2, GRID_CELLS), dtype=np.int64)
     total: Summary | None = None
     grid: RankGrid | None = None
     wanted: dict[str, Need] = {}
@@ -195,6 +216,10 @@ def _first_pass(
         total = part if total is None else total + part
         if reader.again:
             seen.add(f)
+        x, y, n_certain, n_failed = split_certain(f.conf, f.outcome)
+        certain[0] += n_certain
+        certain[1] += n_failed
+        histogram += grid_counts(x, y)
         chunk_grid = RankGrid.of(f.conf, f.outcome)
         grid = chunk_grid if grid is None else grid + chunk_grid
         rows += f.conf.size
@@ -203,7 +228,55 @@ def _first_pass(
     if total is None or grid is None:
         raise InputError(f"{where}: {reader.empty}.")
     fine = {name: _field(total, name) for name, need in wanted.items() if need.fixed is None}
-    return total, fine, grid, wanted, seen
+    return total, fine, grid, wanted, seen, (certain[0], certain[1], histogram)
+
+
+#: Why a stream read once has no calibration slope.
+ONE_PASS_SLOPE = (
+    "a stream read once cannot fit it (the fit takes a few passes over the data); pass a "
+    "callable that returns a fresh iterator, a list of batches, or a file"
+)
+
+
+def _slope(
+    reader: Reader,
+    n: int,
+    certain: tuple[int, int, Any],
+    first: Fingerprint,
+    where: str,
+    progress: Progress,
+) -> CalibrationSlope:
+    """The calibration slope fit over a re-readable stream: started from the fit on the first
+    pass's logit histogram, then one pass a round of Newton steps (about two), each checked to
+    read the rows of the first."""
+    rounds = 0
+
+    def evaluate(points: list[tuple[float, float]]) -> list[np.ndarray]:
+        nonlocal rounds
+        rounds += 1
+        sums = [np.zeros(6) for _ in points]
+        seen = Fingerprint()
+        rows = 0
+        for f in reader.read():
+            seen.add(f)
+            seen.check(first, where, False, "a pass of the calibration slope")
+            x, y, _, _ = split_certain(f.conf, f.outcome)
+            for total, (a, b) in zip(sums, points, strict=True):
+                total += slope_terms(x, y, a, b)
+            rows += f.conf.size
+            if progress is not None:
+                progress(f"calibration slope, round {rounds}", rows, reader.rows or 0)
+        seen.check(first, where, True, "a pass of the calibration slope")
+        return sums
+
+    n_certain, n_failed, histogram = certain
+    return slope_from_sums(
+        evaluate,
+        n=n,
+        n_certain=n_certain,
+        n_failed=n_failed,
+        start=grid_start(histogram),
+    )
 
 
 def _field(summary: Summary, name: str) -> BinStats:

@@ -22,7 +22,7 @@ and runs where the data lives.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import asdict, dataclass, replace
 from statistics import NormalDist
 from typing import Any
@@ -31,7 +31,16 @@ import numpy as np
 
 from .. import _validate as v
 
-__all__ = ["CalibrationSlope", "calibration_slope", "slope_from_sums"]
+__all__ = [
+    "CalibrationSlope",
+    "calibration_slope",
+    "grid_counts",
+    "grid_start",
+    "slope_from_sums",
+    "slope_terms",
+    "split_certain",
+    "undefined_slope",
+]
 
 #: Newton steps before the fit gives up (a fit from slope 1 takes 4 to 8).
 MAX_STEPS = 50
@@ -166,51 +175,156 @@ def slope_terms(x: np.ndarray, y: np.ndarray, a: float, b: float) -> np.ndarray:
     )
 
 
-Sums = Callable[[float, float], np.ndarray]
+#: (intercept, slope) at which an engine evaluates :func:`slope_terms`.
+Point = tuple[float, float]
+#: An engine's evaluation: the sums of :func:`slope_terms` at each point, in one pass.
+Evaluate = Callable[[list[Point]], list[np.ndarray]]
 
 
-def _newton(sums: Sums, *, fixed_slope: float | None) -> tuple[float, float, np.ndarray, int]:
-    """Maximise the log-likelihood from (a, b) = (0, 1); returns a, b, the last sums and the
-    number of steps. With ``fixed_slope`` only the intercept moves."""
-    a, b = 0.0, 1.0 if fixed_slope is None else fixed_slope
-    s = sums(a, b)
-    for step in range(1, MAX_STEPS + 1):
+#: A Newton step this small (relative) is taken without evaluating its end point: from there
+#: the error is below rounding (the convergence is quadratic).
+ACCEPT_STEP = 1e-8
+
+
+def _newton(
+    fixed_slope: float | None, start: Point = (0.0, 1.0)
+) -> Generator[Point, np.ndarray, tuple[float, float, Any]]:
+    """Maximise the log-likelihood from ``start``, asking for the sums at each point it needs
+    (yield a point, receive its sums); returns a, b and the sums at the last point evaluated
+    (a and b NaN when no maximum was reached). With ``fixed_slope`` only the intercept moves.
+
+    A step below :data:`ACCEPT_STEP` ends the fit without evaluating its end point, so a start
+    within about 1e-5 of the maximum (a fit on the logit histogram) costs two evaluations."""
+    a, b = start[0], start[1] if fixed_slope is None else fixed_slope
+    s = yield (a, b)
+    for _ in range(MAX_STEPS):
         if fixed_slope is None:
             h = np.array([[s[3], s[4]], [s[4], s[5]]])
-            g = s[1:3]
             try:
-                delta = np.linalg.solve(h, g)
+                delta = np.linalg.solve(h, s[1:3])
             except np.linalg.LinAlgError:
-                return math.nan, math.nan, s, step
+                return math.nan, math.nan, s
         else:
             if s[3] <= 0:
-                return math.nan, b, s, step
+                return math.nan, b, s
             delta = np.array([s[1] / s[3], 0.0])
+        if max(abs(delta[0]), abs(delta[1])) <= ACCEPT_STEP * (1.0 + abs(a) + abs(b)):
+            return a + delta[0], b + delta[1], s
         t = 1.0
         while True:  # halve the step until the likelihood does not fall
-            trial = sums(a + t * delta[0], b + t * delta[1])
+            trial = yield (a + t * delta[0], b + t * delta[1])
             if trial[0] >= s[0] - 1e-12 * abs(s[0]) or t < 1e-10:
                 break
             t /= 2.0
         a, b, s = a + t * delta[0], b + t * delta[1], trial
-        if max(abs(t * delta[0]), abs(t * delta[1])) <= 1e-12 * (1.0 + abs(a) + abs(b)):
-            return a, b, s, step
-    return a, b, s, MAX_STEPS
+    return math.nan, math.nan, s  # no maximum in reach: separated outcomes
+
+
+def fit_both(
+    evaluate: Evaluate, start: tuple[Point, Point] = ((0.0, 1.0), (0.0, 1.0))
+) -> tuple[tuple[float, float, Any], tuple[float, float, Any]]:
+    """The joint fit and the in-the-large fit run in lock step: each round asks ``evaluate``
+    for the sums at every point the two need, so an engine makes one pass a round."""
+    solvers = [_newton(None, start[0]), _newton(1.0, start[1])]
+    wanted: list[Point | None] = [next(g) for g in solvers]
+    done: list[Any] = [None, None]
+    while any(w is not None for w in wanted):
+        points = sorted({w for w in wanted if w is not None})
+        answers = dict(zip(points, evaluate(points), strict=True))
+        for i, g in enumerate(solvers):
+            point = wanted[i]
+            if point is None:
+                continue
+            try:
+                wanted[i] = g.send(answers[point])
+            except StopIteration as stop:
+                done[i], wanted[i] = stop.value, None
+    return done[0], done[1]
+
+
+#: The logit histogram a start is fitted on: cells of 1/GRID_STEPS of a logit unit, logits
+#: clipped at +-GRID_SPAN (a start only: the fit is then polished on the rows themselves).
+GRID_STEPS = 64
+GRID_SPAN = 37.0
+GRID_CELLS = int(2 * GRID_SPAN * GRID_STEPS) + 1
+
+
+def grid_cells(x: np.ndarray) -> np.ndarray:
+    """The histogram cell of each finite logit."""
+    return np.rint((np.clip(x, -GRID_SPAN, GRID_SPAN) + GRID_SPAN) * GRID_STEPS).astype(np.int64)
+
+
+def grid_counts(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(2, GRID_CELLS) counts of outcomes 0 and 1 per cell (mergeable: counts add)."""
+    cells = grid_cells(x)
+    hit = y == 1
+    return np.stack(
+        [
+            np.bincount(cells[~hit], minlength=GRID_CELLS),
+            np.bincount(cells[hit], minlength=GRID_CELLS),
+        ]
+    )
+
+
+def grid_start(counts: np.ndarray) -> tuple[Point, Point]:
+    """Starts for :func:`fit_both`: the two fits made on the histogram's cells (each cell's rows
+    at its centre), which lie within about 1e-5 of the fits on the rows."""
+    x = np.arange(GRID_CELLS) / GRID_STEPS - GRID_SPAN
+    neg, pos = counts[0].astype(np.float64), counts[1].astype(np.float64)
+    used = (neg + pos) > 0
+    x, neg, pos = x[used], neg[used], pos[used]
+
+    def evaluate(points: list[Point]) -> list[np.ndarray]:
+        return [_weighted_terms(x, neg, pos, a, b) for a, b in points]
+
+    (a, b, _), (a1, _, _) = fit_both(evaluate)
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(a1)):
+        return (0.0, 1.0), (0.0, 1.0)
+    return (a, b), (a1, 1.0)
+
+
+def _weighted_terms(
+    x: np.ndarray, neg: np.ndarray, pos: np.ndarray, a: float, b: float
+) -> np.ndarray:
+    """:func:`slope_terms` of ``pos`` rows with outcome 1 and ``neg`` with 0 at each ``x``."""
+    eta = a + b * x
+    log_p, log_q = -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta)
+    p = np.exp(log_p)
+    w = (pos + neg) * p * (1.0 - p)
+    r = pos - (pos + neg) * p
+    return np.array(
+        [
+            float(np.sum(pos * log_p + neg * log_q)),
+            float(np.sum(r)),
+            float(np.sum(r * x)),
+            float(np.sum(w)),
+            float(np.sum(w * x)),
+            float(np.sum(w * x * x)),
+        ]
+    )
 
 
 def slope_from_sums(
-    sums: Sums, *, n: int, n_certain: int, n_failed: int, level: float = 0.95
+    evaluate: Evaluate,
+    *,
+    n: int,
+    n_certain: int,
+    n_failed: int,
+    level: float = 0.95,
+    start: tuple[Point, Point] = ((0.0, 1.0), (0.0, 1.0)),
 ) -> CalibrationSlope:
-    """The calibration fit from a function of (a, b) returning :func:`slope_terms`' sums over
-    the rows with finite logits (what an engine provides: one pass per call)."""
+    """The calibration fit from ``evaluate``: given points (a, b), the sums of
+    :func:`slope_terms` over the rows strictly inside (0, 1) at each (what an engine provides:
+    one pass per call). ``n`` counts every row, ``n_certain`` those of exactly 0 or 1, and
+    ``n_failed`` the certainties whose outcome disagrees; ``start`` (from :func:`grid_start`)
+    saves rounds."""
     if n - n_certain < 3:
         return _undefined(
             n, n_certain, level, "fewer than 3 forecasts strictly between 0 and 1", n_failed
         )
-    a, b, s, steps = _newton(sums, fixed_slope=None)
-    a1, _, s1, _ = _newton(sums, fixed_slope=1.0)
+    (a, b, s), (a1, _, s1) = fit_both(evaluate, start)
     det = s[3] * s[5] - s[4] ** 2
-    if not (math.isfinite(a) and math.isfinite(b)) or det <= 0 or steps >= MAX_STEPS:
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(a1)) or det <= 0:
         return _undefined(
             n,
             n_certain,
@@ -258,6 +372,12 @@ def _undefined(
         *(nan, nan, nan2, nan), *(nan, nan, nan2, nan), *(nan, nan, nan2, nan),
         level=level, n=n, n_certain=n_certain, n_failed=n_failed, defined=False, note=note,
     )  # fmt: skip
+
+
+def undefined_slope(n: int, note: str, *, level: float = 0.95) -> CalibrationSlope:
+    """A slope that could not be fitted, with the reason (an engine that cannot make the
+    passes a fit needs)."""
+    return _undefined(n, 0, level, note)
 
 
 def split_certain(conf: np.ndarray, outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -319,9 +439,14 @@ def slope_of(conf: np.ndarray, outcome: np.ndarray, *, level: float = 0.95) -> C
     """:func:`calibration_slope` of validated arrays (what the audit calls)."""
     x, y, n_certain, n_failed = split_certain(conf, outcome)
 
-    def sums(a: float, b: float) -> np.ndarray:
-        return slope_terms(x, y, a, b)
+    def evaluate(points: list[Point]) -> list[np.ndarray]:
+        return [slope_terms(x, y, a, b) for a, b in points]
 
     return slope_from_sums(
-        sums, n=int(conf.shape[0]), n_certain=n_certain, n_failed=n_failed, level=level
+        evaluate,
+        n=int(conf.shape[0]),
+        n_certain=n_certain,
+        n_failed=n_failed,
+        level=level,
+        start=grid_start(grid_counts(x, y)),
     )

@@ -51,6 +51,8 @@ def render_audit(audit: Audit, console: Console, *, source: str | None = None) -
     console.print(reliability_note(audit))
     console.print()
     console.print(metrics_table(audit))
+    for note in audit.notes:
+        console.print(f"note: {note}")
     console.print()
     console.print(audit.verdict())
 
