@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import _validate as v
-from .engines import summarize_with_engine
-from .engines._plan import Binning
+from .engines import Binning, summarize_with_engine
 from .forecasts import batches_source, is_stream
 from .measure.bins import BinStats
 from .measure.errors import debiased_squared_ce_from_stats, ece_from_stats

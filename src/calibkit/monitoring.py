@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _validate as v
 from ._errors import InputError
-from .engines._plan import Binning
+from .engines import Binning
 from .measure.bins import BinStats, Edges
 from .measure.change import ChangeBand, ece_change_band
 from .measure.errors import ece_from_stats
@@ -34,7 +34,7 @@ from .measure.uncertainty import (
     noise_floor_from_stats,
 )
 
-__all__ = ["GroupCalibration", "Monitor", "monitor"]
+__all__ = ["GroupCalibration", "Monitor", "group_label", "monitor"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,7 +69,7 @@ class GroupCalibration:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "group": _plain(self.group),
+            "group": group_label(self.group),
             "n": self.n,
             "ece": self.ece,
             "ece_interval": self.interval.to_dict(),
@@ -108,11 +108,11 @@ class Monitor:
                 f"no group moved beyond noise from {self.reference} ({compared} compared; "
                 f"family-wise level {self.family_level:.0%})."
             )
-        names = ", ".join(str(_plain(g.group)) for g in flagged[:8])
+        names = ", ".join(str(group_label(g.group)) for g in flagged[:8])
         more = f" and {len(flagged) - 8} more" if len(flagged) > 8 else ""
         return (
             f"{len(flagged)} of {compared} groups moved beyond noise from {self.reference}: "
-            f"{names}{more}; first at {_plain(flagged[0].group)}."
+            f"{names}{more}; first at {group_label(flagged[0].group)}."
         )
 
     #: Columns of :meth:`rows` (80 columns wide) and, with ``wide``, the intervals too.
@@ -133,7 +133,12 @@ class Monitor:
             band = "" if g.band is None else f"[{g.band.low:+.4f}, {g.band.high:+.4f}]"
             t = "-" if g.temperature is None else f"{g.temperature:.3f}"
             observed = float(g.stats.sum_outcome.sum() / g.n)
-            head = (str(_plain(g.group)), str(g.n), f"{observed:.3f}", f"{g.mean_confidence:.3f}")
+            head = (
+                str(group_label(g.group)),
+                str(g.n),
+                f"{observed:.3f}",
+                f"{g.mean_confidence:.3f}",
+            )
             interval = f"[{g.interval.low:.4f}, {g.interval.high:.4f}]"
             flag = "MOVED" if g.moved else ""
             if wide:
@@ -179,12 +184,12 @@ class Monitor:
             "level_per_group": self.level,
             "family_level": self.family_level,
             "groups": [g.to_dict() for g in self.groups],
-            "flagged": [_plain(g.group) for g in self.flagged],
+            "flagged": [group_label(g.group) for g in self.flagged],
             "verdict": self.verdict(),
         }
 
 
-def _plain(value: Any) -> Any:
+def group_label(value: Any) -> Any:
     """A group value as JSON and people read it (dates as ISO text, numpy scalars as Python)."""
     if isinstance(value, np.generic):
         value = value.item()
@@ -284,7 +289,7 @@ def monitor(
     rng = np.random.default_rng(seed)
     groups = []
     for key, stats, correct in zip(sums.groups, sums.stats, sums.n_correct, strict=True):
-        is_ref = ref_name == f"group {_plain(key)}"
+        is_ref = ref_name == f"group {group_label(key)}"
         values = bootstrap_from_stats(stats, "l1", n_boot, rng)
         low, high = np.percentile(values, [50 * (1 - level), 100 - 50 * (1 - level)])
         ece = ece_from_stats(stats)
@@ -320,7 +325,7 @@ def monitor(
 
 def _reference(reference: Any, sums: Any, where: str) -> tuple[str, BinStats]:
     if reference is None:
-        return f"group {_plain(sums.groups[0])}", sums.stats[0]
+        return f"group {group_label(sums.groups[0])}", sums.stats[0]
     if isinstance(reference, (str, os.PathLike)) and str(reference).endswith(".json"):
         from .record import read_record
 
@@ -347,8 +352,8 @@ def _reference(reference: Any, sums: Any, where: str) -> tuple[str, BinStats]:
         context = reference.get("context")
         name = context.get("model") if isinstance(context, Mapping) else None
         return f"the record{f' of {name}' if name else ''}", stats
-    plain = [_plain(g) for g in sums.groups]
-    wanted = _plain(reference)
+    plain = [group_label(g) for g in sums.groups]
+    wanted = group_label(reference)
     if wanted not in plain and isinstance(wanted, str):  # from the command line: match as text
         wanted = next((g for g in plain if str(g) == wanted), wanted)
     if wanted not in plain:

@@ -35,8 +35,7 @@ from calibkit import InputError
 from calibkit.cli import app
 from calibkit.engines import summarize_with_engine
 from calibkit.engines._plan import Binning
-from calibkit.engines._sql import DUCKDB, SPARK
-from calibkit.engines._sql_cells import Column
+from calibkit.engines._sql_cells import DUCKDB, SPARK, Column
 from calibkit.engines.spark import SparkEngine
 from calibkit.io import _rules as rules
 from calibkit.io._rules import line_depth, shown
@@ -504,11 +503,13 @@ def test_control_characters_are_escaped() -> None:
 def test_a_stream_totals_a_problem_over_every_batch(tmp_path: Path, monkeypatch: Any) -> None:
     """Read in batches of 3 rows, the stream counts the missing cells of the whole file and
     names the first row of the file, as reading it whole does."""
-    from calibkit.io import _read
+    import calibkit.io
 
-    whole = _read.read_batches
+    whole = calibkit.io.read_batches
     monkeypatch.setattr(
-        _read, "read_batches", lambda path, fmt, plan: whole(path, fmt, plan, batch_rows=3)
+        calibkit.io,
+        "read_batches",
+        lambda path, fmt, plan: whole(path, fmt, plan, batch_rows=3),
     )
     rows = ["0.5,1"] * 10
     rows[4] = rows[8] = rows[9] = "NA,1"

@@ -256,11 +256,13 @@ def test_a_later_chunk_failing_first_on_another_check_makes_a_lower_bound() -> N
 def test_a_file_read_in_batches_counts_over_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from calibkit.io import _read
+    import calibkit.io
 
-    whole = _read.read_batches
+    whole = calibkit.io.read_batches
     monkeypatch.setattr(
-        _read, "read_batches", lambda path, fmt, plan: whole(path, fmt, plan, batch_rows=100)
+        calibkit.io,
+        "read_batches",
+        lambda path, fmt, plan: whole(path, fmt, plan, batch_rows=100),
     )
     p, y = _binary(450, 5)
     p[[150, 151, 320, 449]] = 1.25

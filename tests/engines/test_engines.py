@@ -406,11 +406,13 @@ def test_spark_dataframe_built_from_rows(spark: Any) -> None:
 def test_file_read_in_many_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file the stream reads in several pyarrow batches (700 rows each, forced) gives the
     numbers of the whole file; the progress callback sees every batch, twice."""
-    from calibkit.io import _read
+    import calibkit.io
 
-    whole = _read.read_batches
+    whole = calibkit.io.read_batches
     monkeypatch.setattr(
-        _read, "read_batches", lambda path, fmt, plan: whole(path, fmt, plan, batch_rows=700)
+        calibkit.io,
+        "read_batches",
+        lambda path, fmt, plan: whole(path, fmt, plan, batch_rows=700),
     )
     case = CASES["multiclass-logits"]
     path = tmp_path / "z.parquet"

@@ -2,6 +2,7 @@
 threshold whose selective risk is guaranteed, and a binary model's threshold on P(y = 1) from
 the costs of its two errors."""
 
+from ._format import threshold_text
 from .actions import ActionChoice, ActionsEvaluation, choose_actions
 from .binary import (
     BinaryPolicyRow,
@@ -38,5 +39,6 @@ __all__ = [
     "decision_report",
     "guaranteed_threshold",
     "policy_table",
+    "threshold_text",
     "risk_coverage",
 ]

@@ -30,7 +30,7 @@ from ..io import column_options
 from ..measure.summary import Summary
 from ._plan import Binning
 
-__all__ = ["ENGINES", "open_engine", "summarize_with_engine"]
+__all__ = ["ENGINES", "Binning", "open_engine", "summarize_with_engine"]
 
 ENGINES = ("memory", "stream", "duckdb", "spark")
 

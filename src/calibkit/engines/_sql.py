@@ -19,9 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import InputError
-from ..io import ColumnPlan
-from ..io._read import planned_roles
-from ._sql_cells import _INF, Column, mixed
+from ..io import ColumnPlan, planned_roles
+from ._sql_cells import _INF, Column, Dialect, mixed
 
 
 def bin_sums(c: str, o: str) -> list[str]:
@@ -34,28 +33,6 @@ def bin_sums(c: str, o: str) -> list[str]:
         f"sum({c} * {o})",
         f"sum({c} * (1 - {c}) * ((1 - 2 * {c}) * (1 - 2 * {c})))",
     ]
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """What differs between DuckDB's and Spark's SQL."""
-
-    name: str
-    quote_char: str
-    param_char: str
-
-    def quote(self, name: str) -> str:
-        q = self.quote_char
-        return q + name.replace(q, q + q) + q
-
-    def param(self, name: str) -> str:
-        """The marker of the named query parameter ``name`` (a value bound by the engine, never
-        spliced into the SQL text; a marker may appear several times)."""
-        return self.param_char + name
-
-
-DUCKDB = Dialect("duckdb", '"', "$")
-SPARK = Dialect("spark", "`", ":")
 
 
 def number(x: float) -> str:

@@ -5,13 +5,32 @@ cells, and the counts of each problem, for DuckDB and Spark alike."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .._errors import InputError
-from ..io import _rules as rules
+from ..io import rules
 
-if TYPE_CHECKING:
-    from ._sql import Dialect
+
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between DuckDB's and Spark's SQL."""
+
+    name: str
+    quote_char: str
+    param_char: str
+
+    def quote(self, name: str) -> str:
+        q = self.quote_char
+        return q + name.replace(q, q + q) + q
+
+    def param(self, name: str) -> str:
+        """The marker of the named query parameter ``name`` (a value bound by the engine, never
+        spliced into the SQL text; a marker may appear several times)."""
+        return self.param_char + name
+
+
+DUCKDB = Dialect("duckdb", '"', "$")
+SPARK = Dialect("spark", "`", ":")
+
 
 _INF = "CAST('Infinity' AS DOUBLE)"
 _NAN = "CAST('NaN' AS DOUBLE)"

@@ -16,11 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
-from ..io import Schema, plan_columns
-from ..io._read import planned_names
-from ..io._rules import check_names, short, shown
-from ..io._sources import check_file, column_list, resolve_format
-from ._sql import DUCKDB
+from ..io import (
+    Schema,
+    check_file,
+    check_names,
+    column_list,
+    plan_columns,
+    planned_names,
+    resolve_format,
+    short,
+    shown,
+)
+from ._sql_cells import DUCKDB
 from ._sql_engine import SqlEngine
 
 _GLOB = set("*?[")

@@ -283,8 +283,7 @@ def _group_keys(by: Any, n: int, where: str) -> np.ndarray:
 def _read_file(
     path: Path, by: Any, columns: Mapping[str, Any] | None, time: str | None, where: str
 ) -> tuple[Any, Any, bool, Any, str]:
-    from ..io import read_predictions
-    from ..io._sources import open_source, resolve_format
+    from ..io import open_source, read_predictions, resolve_format
 
     options = dict(columns or {})
     preds = read_predictions(path, **options)

@@ -20,11 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
-from ..io import Schema, plan_columns
-from ..io._read import planned_names
-from ..io._rules import check_names, short, shown
-from ..io._sources import check_file, resolve_format
-from ._sql import SPARK
+from ..io import (
+    Schema,
+    check_file,
+    check_names,
+    plan_columns,
+    planned_names,
+    resolve_format,
+    short,
+    shown,
+)
+from ._sql_cells import SPARK
 from ._sql_engine import SqlEngine
 
 _views = itertools.count()

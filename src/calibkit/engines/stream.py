@@ -160,9 +160,7 @@ def _once(read: Callable[[], Iterator[Prepared]], where: str) -> Callable[[], It
 
 
 def _file_reader(path: Path, columns: Mapping[str, Any], where: str) -> Reader:
-    from ..io import Schema, plan_columns
-    from ..io._read import file_schema, read_batches
-    from ..io._sources import check_path, resolve_format
+    from ..io import Schema, check_path, file_schema, plan_columns, read_batches, resolve_format
 
     check_path(path)
     fmt = resolve_format(path, columns.get("format"))

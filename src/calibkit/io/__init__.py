@@ -57,6 +57,8 @@ Examples
 ('probs', (3, 2), [0, 1, 1], ['prob_0', 'prob_1'])
 """
 
+from . import _rules as rules
+from ._batches import file_schema, read_batches
 from ._read import (
     COLUMN_ROLES,
     FORMATS,
@@ -64,19 +66,40 @@ from ._read import (
     Predictions,
     column_options,
     plan_columns,
+    planned_names,
+    planned_roles,
     read_predictions,
 )
-from ._sources import Schema, check_file, resolve_format
+from ._rules import check_names, short, shown
+from ._sources import (
+    Schema,
+    check_file,
+    check_path,
+    column_list,
+    open_source,
+    resolve_format,
+)
 
 __all__ = [
     "COLUMN_ROLES",
-    "FORMATS",
     "ColumnPlan",
+    "FORMATS",
     "Predictions",
     "Schema",
     "check_file",
+    "check_names",
+    "check_path",
+    "column_list",
     "column_options",
+    "file_schema",
+    "open_source",
     "plan_columns",
+    "planned_names",
+    "planned_roles",
+    "read_batches",
     "read_predictions",
     "resolve_format",
+    "rules",
+    "short",
+    "shown",
 ]

@@ -38,9 +38,9 @@ DESIGNS = ("split", "cross-fit", "given")
 #: Methods whose (N, C) map keeps every argmax, and whose 1-D map keeps every sign.
 _SIGN_AND_ARGMAX_KEEPING = {"temperature"}
 #: Methods fitted by maximum likelihood (the NLL is their objective on the calibration rows).
-_LIKELIHOOD = {"temperature", "platt", "beta", "vector", "matrix"}
+LIKELIHOOD_FITS = {"temperature", "platt", "beta", "vector", "matrix"}
 #: Methods fitted by least squares (the Brier score is their objective).
-_SQUARED_ERROR = {"isotonic", "histogram"}
+SQUARED_ERROR_FITS = {"isotonic", "histogram"}
 
 _BINARY_MAPS = {"platt", "isotonic", "histogram", "beta"}
 
@@ -495,9 +495,9 @@ def _can_move(
     if instrument == "ECE":
         return "yes: the target", False
     if instrument == "NLL":
-        return ("yes: the fitting objective" if method in _LIKELIHOOD else "yes"), False
+        return ("yes: the fitting objective" if method in LIKELIHOOD_FITS else "yes"), False
     if instrument == "Brier":
-        if method in _SQUARED_ERROR:
+        if method in SQUARED_ERROR_FITS:
             return "yes: the fitting objective (squared error)", False
         return "yes, either direction", False
     if instrument == "accuracy":

@@ -344,11 +344,11 @@ def _calibrator(calibrator: Any, *, where: str) -> dict[str, Any] | None:
 
 
 def _objective(kind: str) -> str | None:
-    from ..recalibrate.ledger import _LIKELIHOOD, _SQUARED_ERROR
+    from ..recalibrate.ledger import LIKELIHOOD_FITS, SQUARED_ERROR_FITS
 
-    if kind in _LIKELIHOOD:
+    if kind in LIKELIHOOD_FITS:
         return "negative log-likelihood (log loss) on the calibration rows"
-    if kind in _SQUARED_ERROR:
+    if kind in SQUARED_ERROR_FITS:
         return "squared error (Brier score) on the calibration rows"
     return None
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._files import atomic_path
-from ..decide._format import threshold_text
+from ..decide import threshold_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -695,7 +695,7 @@ def monitor_plot(monitor: Monitor, *, ax: Axes | None = None) -> Axes:
     >>> [line.get_gid() for line in ax.lines][:2]
     ['calibkit-ece', 'calibkit-reference']
     """
-    from ..monitoring import Monitor, _plain
+    from ..monitoring import Monitor, group_label
 
     where = "monitor_plot"
     if not isinstance(monitor, Monitor):
@@ -732,11 +732,11 @@ def monitor_plot(monitor: Monitor, *, ax: Axes | None = None) -> Axes:
     ax.errorbar(x, ece, yerr=[below, above], fmt="none", ecolor=_BLUE, elinewidth=0.8, capsize=2)
     moved = np.array([g.moved for g in groups])
     if moved.any():
-        names = ", ".join(str(_plain(g.group)) for g in groups if g.moved)
+        names = ", ".join(str(group_label(g.group)) for g in groups if g.moved)
         ax.scatter(
             x[moved], ece[moved], color=_RED, s=36, zorder=4, label=f"moved: {_shorten(names)}"
         )
-    labels = [str(_plain(g.group)) for g in groups]
+    labels = [str(group_label(g.group)) for g in groups]
     step = max(1, int(math.ceil(len(groups) / 16)))
     ax.set_xticks(x[::step], labels[::step], rotation=45 if len(groups) > 6 else 0, ha="right")
     m = monitor.binning.values.size - 1

@@ -25,15 +25,12 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from .items import Item
 from .logprobs import option_distribution
 from .parse import decision_reason
 from .providers import Caller, Reply, classify, describe
 from .store import FINAL_STATUSES, ReplyKey, ReplyStore, StoreError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .elicit import Item
 
 __all__ = ["Counters", "Plan", "Reachability", "run_keys"]
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from .._errors import CalibkitWarning, InputError
 from ._runner import Counters, Plan, Reachability, run_keys
+from .items import Item
 from .logprobs import option_distribution
 from .parse import _option_map, parse_decision
 from .providers import PermanentError, TransientError, make_caller
@@ -72,13 +73,6 @@ Reply with a single JSON object and nothing else, in this form:
 class ProviderUnreachable(ConnectionError):
     """The provider could not be reached (or stopped answering): the run stopped early, every
     reply received so far is stored, and a rerun resumes."""
-
-
-@dataclass(frozen=True)
-class Item:
-    id: str
-    question: str
-    options: tuple[str, ...]
 
 
 @dataclass(frozen=True)

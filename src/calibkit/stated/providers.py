@@ -12,14 +12,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import InputError
 from .._json import parse_json
+from .items import Item
 from .store import ReplyStore
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .elicit import Item
 
 __all__ = [
     "PermanentError",
