@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from . import _validate as v
 from .engines import Binning, summarize_with_engine
 from .forecasts import batches_source, is_stream
 from .measure.bins import BinStats
+from .measure.distributions import normal_quantile
 from .measure.errors import debiased_squared_ce_from_stats, ece_from_stats
 from .measure.intervals import INTERVALS
 from .measure.reliability import ReliabilityTable
@@ -122,7 +122,7 @@ class Audit:
         """+1 / -1 when the event happens more / less often than forecast beyond noise (at the
         audit's level), 0 when the difference is within noise."""
         z = self.in_the_large_z()
-        critical = NormalDist().inv_cdf(0.5 + self.table.level / 2.0)
+        critical = normal_quantile(0.5 + self.table.level / 2.0)
         if not math.isfinite(z) or abs(z) <= critical:
             return 0
         return 1 if z > 0 else -1

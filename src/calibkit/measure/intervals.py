@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from .distributions import normal_quantile
 
 __all__ = ["INTERVALS", "binomial_interval"]
 
@@ -43,9 +44,7 @@ def binomial_interval(
     ok = n > 0
     k, n = k[ok], n[ok]
     if method == "wilson":
-        from scipy.special import ndtri
-
-        z = ndtri(1.0 - alpha / 2.0)
+        z = normal_quantile(1.0 - alpha / 2.0)
         centre = (k + z * z / 2.0) / (n + z * z)
         half = z / (n + z * z) * np.sqrt(k * (n - k) / n + z * z / 4.0)
         lo[ok], hi[ok] = np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0)

@@ -24,12 +24,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Generator
 from dataclasses import asdict, dataclass, replace
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
 from .. import _validate as v
+from .distributions import normal_quantile, normal_two_sided
 
 __all__ = [
     "CalibrationSlope",
@@ -83,7 +83,7 @@ class CalibrationSlope:
         p-values do not depend on it)."""
         if level == self.level or not self.defined:
             return replace(self, level=level)
-        z = NormalDist().inv_cdf(0.5 + level / 2.0)
+        z = normal_quantile(0.5 + level / 2.0)
 
         def ci(x: float, se: float) -> tuple[float, float]:
             return (x - z * se, x + z * se)
@@ -144,10 +144,6 @@ def _finite_or_none(x: Any) -> Any:
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
-
-
-def _two_sided(z: float) -> float:
-    return math.erfc(abs(z) / math.sqrt(2.0))
 
 
 # ----------------------------------------------------------------------------- sums
@@ -333,7 +329,7 @@ def slope_from_sums(
             note="the outcomes are separated by the forecasts (or every forecast is the same), so "
             "the slope grows without bound",
         )
-    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    z = normal_quantile(0.5 + level / 2.0)
     a, b, a1 = float(a), float(b), float(a1)
     se_a, se_b = math.sqrt(s[5] / det), math.sqrt(s[3] / det)
     se_l = math.sqrt(1.0 / s1[3]) if s1[3] > 0 else math.nan
@@ -341,15 +337,15 @@ def slope_from_sums(
         slope=b,
         slope_se=se_b,
         slope_ci=(b - z * se_b, b + z * se_b),
-        slope_p=_two_sided((b - 1.0) / se_b),
+        slope_p=normal_two_sided((b - 1.0) / se_b),
         intercept=a,
         intercept_se=se_a,
         intercept_ci=(a - z * se_a, a + z * se_a),
-        intercept_p=_two_sided(a / se_a),
+        intercept_p=normal_two_sided(a / se_a),
         in_the_large=a1,
         in_the_large_se=se_l,
         in_the_large_ci=(a1 - z * se_l, a1 + z * se_l),
-        in_the_large_p=_two_sided(a1 / se_l),
+        in_the_large_p=normal_two_sided(a1 / se_l),
         level=level,
         n=n,
         n_certain=n_certain,

@@ -11,6 +11,7 @@ import numpy as np
 from .. import _kernels
 from .. import _validate as v
 from .bins import BinStats, resolve_edges
+from .distributions import chi2_sf, normal_two_sided
 from .errors import NORMS, ece_from_stats
 from .reliability import binned
 
@@ -394,8 +395,6 @@ def format_p(p: float) -> str:
 
 def spiegelhalter_from_stats(stats: BinStats) -> TestResult:
     """Spiegelhalter's Z from binned statistics (the bins play no role in the statistic)."""
-    from scipy.stats import norm
-
     numerator = float(
         stats.sum_outcome.sum()
         - stats.sum_conf.sum()
@@ -411,7 +410,7 @@ def spiegelhalter_from_stats(stats: BinStats) -> TestResult:
             note="undefined: every forecast is 0, 0.5 or 1",
         )
     z = numerator / np.sqrt(variance)
-    return TestResult("Spiegelhalter Z", float(z), float(2.0 * norm.sf(abs(z))))
+    return TestResult("Spiegelhalter Z", float(z), normal_two_sided(float(z)))
 
 
 def spiegelhalter_z(confidence: Any, outcome: Any) -> TestResult:
@@ -446,8 +445,6 @@ def hosmer_lemeshow_from_stats(
     """Hosmer-Lemeshow C statistic over the bins of ``stats``; ``requested`` is the number of
     groups asked for, so the note can say how many tied confidences merged (a note, not a
     warning: ties are normal in real forecasts and the test is still defined)."""
-    from scipy.stats import chi2
-
     nz = stats.count > 0
     n_g = stats.count[nz].astype(np.float64, copy=False)
     observed, expected = stats.sum_outcome[nz], stats.sum_conf[nz]
@@ -472,7 +469,7 @@ def hosmer_lemeshow_from_stats(
             df,
             note=f"undefined: only {groups} non-empty groups",
         )
-    return TestResult("Hosmer-Lemeshow", stat, float(chi2.sf(stat, df)), df, note=note)
+    return TestResult("Hosmer-Lemeshow", stat, chi2_sf(stat, df), df, note=note)
 
 
 def hosmer_lemeshow(
