@@ -226,3 +226,22 @@ def test_logits_k_columns_are_detected_and_other_numbered_columns_suggested(tmp_
         "Pass probs=, logits= or confidence= (--probs, --logits, --confidence); perhaps "
         "'score_*' (10 columns).",
     )
+
+
+def test_two_label_values_other_than_0_and_1_say_to_pass_positive(tmp_path):
+    """make_classification's labels written as 1 and 2 beside P(y = 2)."""
+    from user_models import classification
+
+    p, y = classification()
+    data = write_csv(pd.DataFrame({"p_two": p, "y": y + 1}), tmp_path / "two.csv")
+    first = int(np.argmax(y == 1))
+    assert_bad_input(
+        invoke("audit", data, *FAST),
+        f"read_predictions: column 'y' must be 0 or 1 beside a 1-D forecast; {int(y.sum())} values "
+        f"do not, first at row {first}: 2. The labels hold two values, 1 and 2: say which is the "
+        "event the forecast is the probability of with pos_label= (--positive VALUE on the "
+        "command line), e.g. pos_label=2.",
+    )
+    result = invoke("audit", data, "--positive", "2", "--json", *FAST)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["ece"] == ck.audit(p, y, n_boot=100, n_sims=100).ece

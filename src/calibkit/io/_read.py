@@ -172,6 +172,11 @@ def read_predictions(
             prediction=prediction,
         )
         scores, labels = read_planned(src, plan, pos_label=pos_label)
+        if plan.kind != "confidence" and scores.ndim == 1 and pos_label is None:
+            try:  # two numbers other than 0 and 1: which is the event?
+                v.two_valued(labels, where=WHERE, name=f"column {plan.label!r}")
+            except v.CountedError as exc:
+                raise exc.at(f"row {exc.index[0]}") from None
     return Predictions(
         kind=plan.kind,
         scores=scores,
@@ -438,11 +443,6 @@ def _labels(src: Source, plan: ColumnPlan, scores: np.ndarray, pos_label: Any) -
             f"{src.kind_of_name} of shape {labels.shape}."
         )
     if pos_label is None and labels.dtype.kind not in "US":
-        if scores.ndim == 1:
-            try:
-                v.two_valued(labels, where=WHERE, name=f"column {name!r}")
-            except v.CountedError as exc:
-                raise exc.at(f"row {exc.index[0]}") from None
         return labels
     return v.positive_outcome(labels, pos_label, where=WHERE, name=f"column {name!r}")
 
