@@ -119,7 +119,13 @@ def test_fit_and_apply_densenet_npz(tmp_path):
     table = pq.read_table(out)
     got = np.column_stack([table.column(f"prob_{k}").to_numpy() for k in range(10)])
     assert np.array_equal(got, saved.predict_proba(data["test_logits"]))
-    assert np.array_equal(table.column("label").to_numpy(), data["test_labels"])
+    # the label array keeps its name; arrays of another length are not rows of this table
+    assert table.column_names == [*(f"prob_{k}" for k in range(10)), "test_labels"]
+    assert np.array_equal(table.column("test_labels").to_numpy(), data["test_labels"])
+    assert (
+        "not copied (not one value a row): val_logits (5000 rows, not 10000), val_labels (5000 "
+        "rows, not 10000)." in result.stdout
+    )
 
 
 def test_binary_scores_give_one_probability_column_and_csv_output(tmp_path):
@@ -137,7 +143,7 @@ def test_binary_scores_give_one_probability_column_and_csv_output(tmp_path):
     result = invoke("apply", cal, data, "--out", out)
     assert result.exit_code == 0, result.output
     table = pcsv.read_csv(out)
-    assert table.column_names == ["prob_1", "label"]
+    assert table.column_names == ["prob_1", "y"]  # the label keeps its name
     expected = load_calibrator(cal).predict_proba(read_predictions(data).scores)
     assert np.allclose(table.column("prob_1").to_numpy(), expected, rtol=1e-15, atol=0)
 

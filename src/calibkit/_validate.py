@@ -57,6 +57,11 @@ class CountedError(InputError):
         index = (first_row, *self.index[1:])
         return InputError(self._message(count, self._locate(index, True)))
 
+    def at(self, place: str) -> InputError:
+        """The same error with its first bad value placed in other words (``place``, such as
+        "column 'proba_1', row 17"), for a caller that knows the columns the array came from."""
+        return InputError(self._message(self.count, place))
+
     def __reduce__(self) -> tuple[Any, ...]:  # pickles as the plain InputError it reads as
         return InputError, (str(self),)
 
@@ -393,6 +398,193 @@ def same_length(arr: np.ndarray, n: int, *, name: str, where: str) -> None:
             f"{where}: {name} has {arr.shape[0]} entries but the forecasts have {n}; "
             "they must be aligned row by row."
         )
+
+
+def label_values(y: Any, *, where: str, name: str = "labels") -> np.ndarray:
+    """Labels as they are written, numbers or text (a class named by a word): a 1-D numpy array
+    of booleans, numbers or str. Missing labels (None, NaN, NA, null) are refused with their
+    count, and so is a column that mixes text and numbers."""
+    module = type(y).__module__.split(".")[0]
+    if isinstance(y, np.ndarray):
+        arr = y
+    elif isinstance(y, (str, bytes)) or y is None:
+        raise InputError(f"{where}: {name} must be an array of labels, got {type(y).__name__}.")
+    elif _is_tensor(y):
+        arr = _tensor_to_numpy(y, name=name, where=where)
+    elif module in ("pandas", "polars", "pyarrow") and hasattr(y, "to_numpy"):
+        missing = (
+            np.asarray(y.isna().to_numpy())
+            if module == "pandas"
+            else np.asarray(y.is_null().to_numpy())
+            if module == "polars"
+            else None
+        )
+        if missing is None and y.null_count:
+            import pyarrow.compute as pc
+
+            missing = np.asarray(pc.is_null(y).to_numpy(zero_copy_only=False))
+        if missing is not None and missing.any():
+            _missing_labels(missing, name=name, where=where)
+        arr = np.asarray(y.to_numpy(zero_copy_only=False) if module == "pyarrow" else y.to_numpy())
+    else:
+        arr = np.asarray(y)
+    if arr.ndim != 1:
+        raise InputError(f"{where}: {name} must be 1-D, got an array of shape {arr.shape}.")
+    if arr.dtype == object:
+        values = arr.tolist()
+        _missing_labels(
+            np.array([x is None or (isinstance(x, float) and x != x) for x in values], dtype=bool),
+            name=name,
+            where=where,
+        )
+        words = np.array([isinstance(x, str) for x in values], dtype=bool)
+        if words.all():
+            arr = np.asarray(values, dtype=str)
+        elif words.any():
+            i, j = int(np.argmax(words)), int(np.argmax(~words))
+            raise InputError(
+                f"{where}: {name} mixes text and other values (index {i}: {values[i]!r}, index "
+                f"{j}: {values[j]!r}); write every label the same way."
+            )
+        else:
+            arr = to_numpy(arr.astype(np.float64) if values else arr, name=name, where=where)
+    if arr.dtype.kind == "S":
+        arr = arr.astype(str)
+    if arr.dtype.kind == "f":
+        _missing_labels(np.isnan(arr), name=name, where=where)
+    if arr.dtype.kind not in "biufU":
+        raise InputError(f"{where}: {name} must hold numbers or text, got dtype {arr.dtype}.")
+    return arr
+
+
+def _missing_labels(missing: np.ndarray, *, name: str, where: str) -> None:
+    if missing.any():
+        count = int(missing.sum())
+        raise InputError(
+            f"{where}: {name} has {count} missing {'value' if count == 1 else 'values'} "
+            f"(None/NaN/NA), first at index {int(np.argmax(missing))}; calibkit does not drop "
+            "rows silently: remove or fill them first."
+        )
+
+
+def _listed(values: np.ndarray, limit: int = 10) -> str:
+    shown = [repr(x) if isinstance(x, str) else f"{x}" for x in values[:limit].tolist()]
+    more = f", ... ({values.size} values in all)" if values.size > limit else ""
+    return ", ".join(shown) + more
+
+
+def positive_outcome(
+    y: Any, pos_label: Any, *, where: str, name: str = "labels", option: str = "pos_label="
+) -> np.ndarray:
+    """The 0/1 outcome ``label == pos_label`` of a 1-D forecast (P(label = pos_label), or its
+    logit), from labels of two values written as text or numbers. With ``pos_label`` None the
+    labels must be numbers, and come back as they are (0/1 is checked later); labels written as
+    text need ``pos_label``, and the message lists their values. More than two values cannot be
+    the outcome of one 1-D forecast.
+
+    Examples
+    --------
+    >>> from calibkit import _validate as v
+    >>> v.positive_outcome(["benign", "malignant", "benign"], "malignant", where="audit").tolist()
+    [0, 1, 0]
+    >>> v.positive_outcome(["benign", "malignant"], None, where="audit")
+    Traceback (most recent call last):
+    ...
+    calibkit._errors.InputError: audit: labels holds text, two values: 'benign' and 'malignant'. A 1-D forecast is the probability of one of them (or its logit): say which is the event with pos_label= (--positive VALUE on the command line), e.g. pos_label='malignant'.
+    """  # noqa: E501
+    arr = label_values(y, where=where, name=name)
+    text = arr.dtype.kind == "U"
+    if pos_label is None and not text:
+        two_valued(arr, where=where, name=name, option=option)
+        return arr
+    values = np.unique(arr)
+    how = f"{option} (--positive VALUE on the command line)"
+    if len(values) > 2:
+        raise InputError(
+            f"{where}: a 1-D forecast is the probability of one event, but {name} holds "
+            f"{values.size} values: {_listed(values)}. Pass the (N, C) class probabilities "
+            "with labels 0..C-1 instead, or audit one class c at a time with the outcome "
+            "(label == c) as the labels."
+        )
+    if pos_label is None:
+        listed = values.tolist()
+        if len(listed) == 2:
+            raise InputError(
+                f"{where}: {name} holds text, two values: {listed[0]!r} and {listed[1]!r}. A "
+                "1-D forecast is the probability of one of them (or its logit): say which is "
+                f"the event with {how}, e.g. {option}{listed[1]!r}."
+            )
+        raise InputError(
+            f"{where}: {name} holds text, one value: {listed[0]!r}. Say which value is the "
+            f"event of the 1-D forecast with {how}."
+        )
+    positive = _matching(values, pos_label)
+    if positive is None:
+        raise InputError(
+            f"{where}: {option}{pos_label!r} is not a value of {name}; its values are "
+            f"{_listed(values)}."
+        )
+    return (arr == positive).astype(np.int8)
+
+
+def two_valued(
+    arr: np.ndarray, *, where: str, name: str = "labels", option: str = "pos_label="
+) -> None:
+    """Refuse numeric labels of a 1-D forecast that take two whole values other than 0 and 1
+    (such as 1 and 2, or -1 and 1), saying to name the event with ``pos_label``; any other
+    labels are left to :func:`labels` to check."""
+    if arr.dtype.kind not in "iuf" or arr.size == 0:
+        return
+    lo, hi = arr.min(), arr.max()
+    if (lo >= 0 and hi <= 1) or not (np.isfinite(lo) and np.isfinite(hi)):
+        return
+    values = np.unique(arr)
+    if values.size != 2 or (values != np.round(values)).any():
+        return
+    a, b = (_number(x) for x in values.tolist())
+    bad = (arr != 0) & (arr != 1)
+    count, index = _where_first(bad)
+    value = _number(arr[index])
+    raise CountedError(
+        "classes:2",
+        name,
+        count,
+        index,
+        lambda count, at: (
+            f"{where}: {name} must be 0 or 1 beside a 1-D forecast; {_values_word(count)}, "
+            f"first at {at}: {value}. The labels hold two values, {a} and {b}: say which is "
+            f"the event the forecast is the probability of with {option} (--positive VALUE on "
+            f"the command line), e.g. {option}{b}."
+        ),
+    )
+
+
+def _number(x: Any) -> str:
+    x = float(x)
+    return f"{int(x)}" if x.is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+def _matching(values: np.ndarray, wanted: Any) -> Any:
+    """The element of ``values`` that ``wanted`` names: equal to it, or (for a value given as
+    text, as on the command line) the number or boolean it writes."""
+    for value in values.tolist():
+        if value == wanted and type(value) is not bool or value is wanted:
+            return value
+    if not isinstance(wanted, str):
+        wanted = str(wanted)
+    text = wanted.strip()
+    if values.dtype.kind == "b":
+        words = {"true": True, "1": True, "false": False, "0": False}
+        flag = words.get(text.lower())
+        return flag if flag is not None and flag in values.tolist() else None
+    if values.dtype.kind == "U":
+        return text if text in values.tolist() else None
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    hits = [value for value in values.tolist() if value == number]
+    return hits[0] if hits else None
 
 
 def labels(y: Any, *, n: int, n_classes: int, where: str, name: str = "labels") -> np.ndarray:

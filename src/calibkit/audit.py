@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -12,6 +13,8 @@ import numpy as np
 from . import _validate as v
 from .engines import Binning, summarize_with_engine
 from .forecasts import batches_source, is_stream
+from .io import naming_columns
+from .io._entry import entry
 from .measure.bins import BinStats
 from .measure.distributions import normal_quantile
 from .measure.errors import debiased_squared_ce_from_stats, ece_from_stats
@@ -342,17 +345,26 @@ def audit(
     progress: Callable[[str, int, int], None] | None = None,
     engine: str | None = None,
     columns: Mapping[str, Any] | None = None,
+    pos_label: Any = None,
 ) -> Audit:
     """Audit the calibration of a model's predictions.
 
     Parameters
     ----------
-    probs : array of shape (N,) or (N, C)
+    probs : array of shape (N,) or (N, C), or a table
         1-D: P(label = 1) for binary labels, or a confidence with ``labels`` as its 0/1 outcome.
         2-D: class probabilities (rows sum to 1), audited top-label. With ``from_logits=True``,
-        scores/logits instead (sigmoid for 1-D, softmax for 2-D).
+        scores/logits instead (sigmoid for 1-D, softmax for 2-D). A pandas or polars DataFrame
+        or a pyarrow Table without ``labels`` is read like a prediction file: its columns are
+        detected by the rules of :mod:`calibkit.io` (``prob_*``, ``logit_*``, ``label``,
+        ``y_true``, ...) or named by ``columns``, and every message names the column and row.
     labels : array of shape (N,)
-        0/1 for 1-D input, class indices 0..C-1 for 2-D input.
+        0/1 for 1-D input, class indices 0..C-1 for 2-D input; with ``pos_label``, any two
+        values (text too).
+    pos_label : optional
+        For a 1-D forecast, the label value it is the probability of: the outcome is
+        ``labels == pos_label``. Labels written as text (``"benign"``/``"malignant"``) need it;
+        without it the message lists their values.
     n_bins, strategy, closed, edges
         Binning of the reliability table and every binned measure (see :func:`reliability_bins`).
     interval, level
@@ -381,10 +393,30 @@ def audit(
     >>> a = ck.audit(p, y, n_boot=200, n_sims=200)
     >>> a.kind, a.n, a.n_bins, a.within_noise
     ('binary', 500, 15, True)
+
+    A DataFrame with its own column names, labels written as words:
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"id": range(500), "p_spam": p, "truth": np.where(y, "spam", "ham")})
+    >>> b = ck.audit(df, columns={"probs": "p_spam", "label": "truth"}, pos_label="spam",
+    ...              n_boot=200, n_sims=200)
+    >>> b.ece == a.ece
+    True
     """
     where = "audit"
     if labels is None and (source := batches_source(probs)) is not None:
         probs = source
+    given = entry(
+        probs,
+        labels,
+        engine=engine,
+        columns=columns,
+        pos_label=pos_label,
+        from_logits=from_logits,
+        where=where,
+    )
+    probs, labels, columns = given.data, given.labels, given.columns
+    from_logits = given.from_logits
     binning = Binning.checked(
         n_bins=n_bins, strategy=strategy, closed=closed, edges=edges, where=where
     )
@@ -392,16 +424,22 @@ def audit(
     in_memory = engine in (None, "memory") and not is_stream(probs)
     stages = _Stages(progress if in_memory else None)
     stages.next()
-    summary = summarize_with_engine(
-        probs,
-        labels,
-        engine=engine,
-        columns=columns,
-        from_logits=from_logits,
-        binning=binning,
-        where=where,
-        progress=None if in_memory else progress,
+    named = (
+        naming_columns(given.read.columns, labels=given.labels)
+        if given.read is not None
+        else contextlib.nullcontext()
     )
+    with named:
+        summary = summarize_with_engine(
+            probs,
+            labels,
+            engine=engine,
+            columns=columns,
+            from_logits=from_logits,
+            binning=binning,
+            where=where,
+            progress=None if in_memory else progress,
+        )
     return audit_from_summary(summary, **checked, stages=stages)
 
 

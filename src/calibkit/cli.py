@@ -18,7 +18,7 @@ import numpy as np
 import typer
 
 from ._errors import InputError
-from ._files import atomic_path, check_outputs
+from ._files import check_outputs
 from ._json import jsonable
 from ._version import __version__
 
@@ -142,6 +142,17 @@ CorrectOption = Annotated[
 PredictionOption = Annotated[
     str | None,
     typer.Option(help="Predicted-class column, compared with --label.", rich_help_panel=_COLUMNS),
+]
+PositiveOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="VALUE",
+        help="With one score column (P(label = VALUE)): the label value that is the event, "
+        "e.g. --positive malignant; the outcome is label == VALUE. Needed when the labels are "
+        "text.",
+        show_default=False,
+        rich_help_panel=_COLUMNS,
+    ),
 ]
 FormatOption = Annotated[
     str | None,
@@ -286,6 +297,7 @@ def audit(
     confidence: ScoredConfidenceOption = None,
     correct: CorrectOption = None,
     prediction: PredictionOption = None,
+    positive: PositiveOption = None,
     fmt: Annotated[
         str | None,
         typer.Option(
@@ -387,9 +399,15 @@ def audit(
 ) -> None:
     """Reliability table, ECE with its noise floor, Brier, log loss, AUC, and a verdict."""
     import calibkit as ck
-    from calibkit.io import read_predictions
+    from calibkit.io import naming_columns, read_predictions
 
     _check_quiet(quiet, json_out, "audit")
+    if positive is not None and engine is not Engine.memory:
+        _fail(
+            f"audit: --positive turns the label column into the outcome in memory; with "
+            f"--engine {engine.value}, write the 0/1 outcome (label == VALUE) as the label "
+            "column, or leave out --engine."
+        )
     described = {
         "--model": model,
         "--checkpoint": checkpoint,
@@ -463,9 +481,13 @@ def audit(
                     confidence=confidence,
                     correct=correct,
                     prediction=prediction,
+                    pos_label=positive,
                 )
                 source = preds.describe()
-                with _progress_bar(preds.n, enabled=not (json_out or quiet)) as progress:
+                with (
+                    _progress_bar(preds.n, enabled=not (json_out or quiet)) as progress,
+                    naming_columns(preds.columns, labels=preds.labels),
+                ):
                     result = ck.audit(
                         preds.scores,
                         preds.labels,
@@ -522,10 +544,6 @@ def audit(
 # ----------------------------------------------------------------------------- fit / apply
 
 _FIT = "Fitting and judging"
-
-
-#: Extensions ``calibkit apply --out`` writes.
-_TABLE_OUTPUTS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 
 
 @app.command(
@@ -594,6 +612,7 @@ def fit(
         typer.Option(help="Outcome column, with --confidence.", rich_help_panel=_COLUMNS),
     ] = None,
     prediction: PredictionOption = None,
+    positive: PositiveOption = None,
     fmt: FormatOption = None,
     bins: Annotated[int, typer.Option(help="Bins of the ECE.", rich_help_panel=_BINNING)] = 15,
     n_sims: Annotated[
@@ -636,6 +655,7 @@ def fit(
     to the map as logits; probability columns as probabilities (from_probs=True where the
     method has that setting).
     """
+    from .io import check_scale
     from .recalibrate.base import save_calibrator
     from .recalibrate.ledger import compare_calibration
     from .recalibrate.methods import METHOD_NAMES, make_calibrator
@@ -660,6 +680,7 @@ def fit(
                 ("--calibration-fraction", calibration_fraction),
                 ("--html", html),
                 ("--clip", clip),
+                ("--positive", positive),
             )
             if value is not None
         ]
@@ -682,7 +703,9 @@ def fit(
         warnings.simplefilter("always")
         try:
             calibrator = make_calibrator(method)
-            preds = _read_labelled(file, fmt, label, probs, logits, confidence, correct, prediction)
+            preds = _read_labelled(
+                file, fmt, label, probs, logits, confidence, correct, prediction, positive
+            )
             from_logits = preds.kind == "logits"
             params = calibrator.get_params()
             if not from_logits and "from_probs" in params:
@@ -692,7 +715,7 @@ def fit(
                 calibrator.set_params(clip=clip)
             if not check_logits and "check_logits" in params:
                 calibrator.set_params(check_logits=False)
-            _check_scale(calibrator, preds.kind, preds.describe(), command="fit")
+            check_scale(calibrator, preds.kind, preds.describe(), where="fit")
             ledger = compare_calibration(
                 calibrator,
                 preds.scores,
@@ -836,11 +859,12 @@ def _num(x: float | None) -> str:
 
 
 @app.command(
-    help="Calibrate a file's scores with a saved calibrator and write the probabilities.\n\n"
-    "Columns prob_0 .. prob_{C-1} (prob_1 alone for binary scores), plus the label column as "
-    "'label' when the file has one, so that calibkit audit reads the output as it is. The "
-    "output is written to a temporary file beside --out and renamed: a failed run leaves no "
-    "partial file."
+    help="Calibrate a file's scores with a saved calibrator and write the table.\n\n"
+    "The score columns the calibrator reads are replaced, where they stood, by the calibrated "
+    "probabilities prob_0 .. prob_{C-1} (prob_1 alone for binary scores); every other column "
+    "is kept under its own name (--keep chooses which; the label column always is), so that "
+    "calibkit audit reads the output as it is. The output is written to a temporary file "
+    "beside --out and renamed: a failed run leaves no partial file."
 )
 def apply(
     calibrator_file: Annotated[
@@ -858,14 +882,23 @@ def apply(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Where to write the calibrated probabilities (.parquet or .csv).",
+            help="Where to write the calibrated table (.parquet or .csv).",
+            show_default=False,
+        ),
+    ] = None,
+    keep: Annotated[
+        str | None,
+        typer.Option(
+            metavar="COLS",
+            help="The other columns to keep: names or quoted globs, comma-separated ('' keeps "
+            "none; default: all). The label column is always kept.",
             show_default=False,
         ),
     ] = None,
     label: Annotated[
         str | None,
         typer.Option(
-            help="Label column to copy to the output (detected when named label, y, ...).",
+            help="Label column, kept under its name (detected when named label, y, y_true, ...).",
             rich_help_panel=_COLUMNS,
         ),
     ] = None,
@@ -874,50 +907,47 @@ def apply(
     confidence: ConfidenceOption = None,
     fmt: FormatOption = None,
 ) -> None:
-    """Calibrate a file's scores with a saved calibrator and write the probabilities.
+    """Calibrate a file's scores with a saved calibrator and write the table.
 
-    Columns prob_0 .. prob_{C-1} (prob_1 alone for binary scores), plus the label column as
-    'label' when the file has one, so that calibkit audit reads the output as it is. The file is
-    written to a temporary file beside --out and renamed: a failed run leaves no partial file.
+    The score columns are replaced, where they stood, by prob_0 .. prob_{C-1} (prob_1 alone
+    for binary scores); every other column is kept under its own name (--keep chooses which;
+    the label always is). The file is written to a temporary file beside --out and renamed: a
+    failed run leaves no partial file.
     """
+    from .io import TABLE_OUTPUTS, calibrate_table, open_any, plan_scores, write_table
     from .recalibrate.base import load_calibrator
 
     if out is None:
         _fail("apply: --out is required: the .parquet or .csv file to write.")
     _check_output(out, "apply")
     _refuse_overwrite("apply", [("--out", out)], [file, calibrator_file])
-    if out.suffix.lower() not in _TABLE_OUTPUTS:
-        _fail(f"apply: cannot write '{out}': --out must end in {', '.join(_TABLE_OUTPUTS)}.")
+    if out.suffix.lower() not in TABLE_OUTPUTS:
+        _fail(f"apply: cannot write '{out}': --out must end in {', '.join(TABLE_OUTPUTS)}.")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             calibrator = load_calibrator(calibrator_file)
-            kind, scores, labels, source = _read_scores(
-                file, fmt=fmt, label=label, probs=probs, logits=logits, confidence=confidence
-            )
-            _check_scale(calibrator, kind, source, command="apply")
-            calibrated = calibrator.predict_proba(scores)
+            with open_any(file, fmt) as src:
+                plan = plan_scores(
+                    src, label=label, probs=probs, logits=logits, confidence=confidence
+                )
+                result = calibrate_table(src, calibrator, plan, keep=keep, where="apply")
+            write_table(out, result.table, where="apply")
         except InputError as exc:
             _fail(str(exc))
+        except OSError as exc:
+            _fail(f"apply: cannot write '{out}': {exc.strerror or exc}.")
     _echo_warnings(caught)
 
-    calibrated = np.asarray(calibrated, dtype=np.float64)
-    if calibrated.ndim == 1:
-        columns = {"prob_1": calibrated}
-    else:
-        columns = {f"prob_{k}": calibrated[:, k] for k in range(calibrated.shape[1])}
-    if labels is not None:
-        columns["label"] = labels
-    try:
-        _write_table_atomic(out, columns)
-    except OSError as exc:
-        _fail(f"apply: cannot write '{out}': {exc.strerror or exc}.")
-    names = list(columns)
+    names = result.table.column_names
     shown = names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]}"
     typer.echo(
-        f"calibkit apply: wrote {calibrated.shape[0]} rows ({shown}) to {out}, calibrated by "
+        f"calibkit apply: wrote {result.n} rows ({shown}) to {out}, calibrated by "
         f"{type(calibrator).__name__} from {calibrator_file.name}."
     )
+    if result.left_out:
+        listed = ", ".join(f"{name} ({why})" for name, why in result.left_out.items())
+        typer.echo(f"not copied (not one value a row): {listed}.")
 
 
 def _check_output(out: Path, command: str) -> None:
@@ -956,6 +986,7 @@ def _read_labelled(
     confidence: str | None,
     correct: str | None,
     prediction: str | None,
+    positive: str | None,
 ):
     from .io import read_predictions
 
@@ -968,62 +999,8 @@ def _read_labelled(
         confidence=confidence,
         correct=correct,
         prediction=prediction,
+        pos_label=positive,
     )
-
-
-def _read_scores(
-    file: Path,
-    *,
-    fmt: str | None,
-    label: str | None,
-    probs: str | None,
-    logits: str | None,
-    confidence: str | None,
-) -> tuple[str, np.ndarray, np.ndarray | None, str]:
-    """Scores by the reader's rules (options, then detection), and the label column only if
-    the file has one: new data to calibrate often has none."""
-    from .io._read import (
-        LABEL_NAMES,
-        _detect_kind,
-        _detect_one,
-        _expand,
-        _matches,
-        _one_d,
-        _same_length,
-        _scores,
-    )
-    from .io._sources import check_path, open_source, resolve_format
-
-    given = [
-        name for name, o in (("probs", probs), ("logits", logits), ("confidence", confidence)) if o
-    ]
-    if len(given) > 1:
-        raise InputError(
-            f"apply: pass one of --probs, --logits or --confidence, not {' and '.join(given)}."
-        )
-    check_path(file)
-    with open_source(file, resolve_format(file, fmt)) as src:
-        if probs is not None:
-            kind, names = "probs", _expand(src, probs, "probs")
-        elif logits is not None:
-            kind, names = "logits", _expand(src, logits, "logits")
-        elif confidence is not None:
-            kind, names = "confidence", [confidence]
-        else:
-            kind, names = _detect_kind(src)
-        scores = (
-            _one_d(src, names[0], "numeric") if kind == "confidence" else _scores(src, names, kind)
-        )
-        label_name = label
-        if label_name is None and _matches(src, LABEL_NAMES):
-            label_name = _detect_one(src, LABEL_NAMES, what="the labels", option="label")
-        labels = None
-        if label_name is not None:
-            labels = _one_d(src, label_name, "label")
-            _same_length(src, {names[0]: scores, label_name: labels})
-        shown = names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]}"
-        source = f"{file.name} ({kind}={shown})"
-    return kind, scores, labels, source
 
 
 def _check_clip(method: str, params: dict[str, Any], kind: str, source: str) -> None:
@@ -1040,48 +1017,6 @@ def _check_clip(method: str, params: dict[str, Any], kind: str, source: str) -> 
             f"but {source} gives logits, which need none. Leave out --clip, or pass probability "
             "columns with --probs."
         )
-
-
-def _check_scale(calibrator: object, kind: str, source: str, *, command: str) -> None:
-    """Logits go to a map that reads logits, probabilities to one that reads probabilities."""
-    params = calibrator.get_params()  # type: ignore[attr-defined]
-    name = type(calibrator).__name__
-    if "from_probs" not in params:
-        # maps without the setting read probabilities when their class says so
-        if kind == "logits" and getattr(type(calibrator), "domain", None) == "probs":
-            raise InputError(
-                f"{command}: {name} calibrates probabilities, but {source} gives logits; pass "
-                "probability columns with --probs (the softmax, or sigmoid, of the logits)."
-            )
-        return
-    if command == "fit":
-        return  # fit sets from_probs to match the columns
-    if kind == "logits" and params["from_probs"]:
-        raise InputError(
-            f"{command}: the {name} was fitted on probabilities (from_probs=True), but {source} "
-            "gives logits; pass the probability columns with --probs."
-        )
-    if kind != "logits" and not params["from_probs"]:
-        raise InputError(
-            f"{command}: the {name} was fitted on logits, but {source} gives {kind}; pass the "
-            "logit columns with --logits."
-        )
-
-
-def _write_table_atomic(target: Path, columns: dict[str, np.ndarray]) -> None:
-    """Write columns as Parquet or CSV atomically (see :mod:`calibkit._files`)."""
-    import pyarrow as pa
-
-    table = pa.table({name: pa.array(values) for name, values in columns.items()})
-    with atomic_path(target, where="apply") as tmp:
-        if _TABLE_OUTPUTS[target.suffix.lower()] == "csv":
-            import pyarrow.csv as pcsv
-
-            pcsv.write_csv(table, tmp)
-        else:
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, tmp)
 
 
 def _render_ledger(ledger, console, *, source: str, out: Path) -> None:
@@ -1221,6 +1156,7 @@ def decide(
     confidence: ScoredConfidenceOption = None,
     correct: CorrectOption = None,
     prediction: PredictionOption = None,
+    positive: PositiveOption = None,
     fmt: FormatOption = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print everything as one JSON object (only that).")
@@ -1291,7 +1227,9 @@ def decide(
                 actions_fn = _decide_part("actions", "choose_actions", "--ask-cost")
             if target_risk is not None:
                 guarantee_fn = _decide_part("guarantee", "guaranteed_threshold", "--target-risk")
-            preds = _read_labelled(file, fmt, label, probs, logits, confidence, correct, prediction)
+            preds = _read_labelled(
+                file, fmt, label, probs, logits, confidence, correct, prediction, positive
+            )
             from_logits = preds.kind == "logits"
             if preds.kind == "confidence":
                 _check_confidence_column(preds)

@@ -13,9 +13,10 @@ with probability at most ``1 - level`` in all.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,8 @@ import numpy as np
 from . import _validate as v
 from ._errors import InputError
 from .engines import Binning
+from .io import column_list, naming_columns
+from .io._entry import entry, retagged
 from .measure.bins import BinStats, Edges
 from .measure.change import ChangeBand, ece_change_band
 from .measure.errors import ece_from_stats
@@ -221,6 +224,7 @@ def monitor(
     n_boot: int = 1000,
     n_sims: int = 2000,
     seed: int = 0,
+    pos_label: Any = None,
 ) -> Monitor:
     """Audit every group of ``data`` with the same bins and flag those whose calibration moved.
 
@@ -228,7 +232,9 @@ def monitor(
     ----------
     data, labels
         Arrays in memory (``probs`` (N,) or (N, C) with ``labels``; ``by`` an array of N group
-        values), a path, or (``engine="duckdb"`` / ``"spark"``) a file, glob or DataFrame.
+        values), a path, a pandas or polars DataFrame or a pyarrow Table (its columns read as
+        a file's: detected, or named by ``columns``), or (``engine="duckdb"`` / ``"spark"``) a
+        file, glob or Spark DataFrame.
     by : str or array
         The grouping: a column (a cohort, a segment, a model version), or ``"day"``, ``"week"``
         or ``"month"`` of the ``time`` column (weeks start on Monday).
@@ -242,6 +248,9 @@ def monitor(
         every interval.
     temperature : bool
         Fit each group's temperature (needs logits).
+    pos_label : optional
+        For a 1-D forecast of arrays or a table, the label value it is the probability of (as
+        in :func:`calibkit.audit`).
 
     Examples
     --------
@@ -269,18 +278,39 @@ def monitor(
     )
     from .engines.groups import group_sums
 
-    sums = group_sums(
+    given = entry(
         data,
         labels,
-        by=by,
         engine=engine,
         columns=columns,
-        time=time,
+        pos_label=pos_label,
         from_logits=from_logits,
-        binning=binning,
-        temperature=temperature,
         where=where,
+        files=False,
     )
+    named: Any = contextlib.nullcontext()
+    by_name = None
+    if given.source is not None and given.read is not None:  # a table: its columns, by name
+        with retagged(where):
+            by, by_name = _table_groups(given.source, by, time, where)
+        data, labels, columns, time = given.data, given.labels, None, None
+        from_logits = given.from_logits
+        named = naming_columns(given.read.columns, labels=given.labels)
+    with named:
+        sums = group_sums(
+            data,
+            labels,
+            by=by,
+            engine=engine,
+            columns=columns,
+            time=time,
+            from_logits=from_logits,
+            binning=binning,
+            temperature=temperature,
+            where=where,
+        )
+    if by_name is not None:
+        sums = replace(sums, by=by_name)
     if not sums.groups:
         raise InputError(f"{where}: the input has no rows, so no groups.")
     ref_name, ref_stats = _reference(reference, sums, where)
@@ -320,6 +350,25 @@ def monitor(
         level=per_group,
         family_level=level,
         engine=engine,
+    )
+
+
+def _table_groups(src: Any, by: Any, time: str | None, where: str) -> tuple[Any, str]:
+    """The group of each row of a table, and what the grouping is called: the column ``by``,
+    or the day, week or month of the time column (as for a file: ``engines.groups``)."""
+    from .engines.groups import PERIODS, _group_column, _time_column, check_time_option, truncate
+
+    if not isinstance(by, str):
+        return by, "group"
+    check_time_option(by, list(src.names), time, where)
+    if by in src.names and time is None:
+        return _group_column(src, by), by
+    if by in PERIODS:
+        column = _time_column(list(src.names), time, where)
+        return truncate(_group_column(src, column), by, column, where), f"{by} of {column}"
+    raise InputError(
+        f"{where}: by={by!r} is neither a column of {src.shown_as} ({column_list(src.names)}) "
+        f"nor a period ({', '.join(PERIODS)})."
     )
 
 

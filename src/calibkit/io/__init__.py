@@ -1,13 +1,18 @@
-"""Reading prediction files: CSV, TSV, Parquet, JSON lines and NumPy ``.npz``.
+"""Reading prediction files (CSV, TSV, Parquet, JSON lines and NumPy ``.npz``) and tables in
+memory (pandas and polars DataFrames, pyarrow Tables).
 
-:func:`read_predictions` turns a file into a :class:`Predictions` (``kind``, ``scores``,
-``labels``, the ``columns`` it used and the ``path``), ready for ``ck.audit(p.scores, p.labels,
-from_logits=p.kind == "logits")``. Reading checks what belongs to reading, by the rules of
-:mod:`calibkit.io._rules` that every engine applies (docs/file-rules.md): the file is a regular
-file that parses as its format, the columns exist once each, hold numbers in the forms the
-rules admit, and have no missing or NaN values; TRUE/FALSE becomes 1/0 in label and outcome
-columns. The numbers themselves (ranges, row sums) are checked later by the function that uses
-them.
+:func:`read_predictions` turns a file or a table into a :class:`Predictions` (``kind``,
+``scores``, ``labels``, the ``columns`` it used and the ``path``), ready for
+``ck.audit(p.scores, p.labels, from_logits=p.kind == "logits")``; ``ck.audit(table)`` and
+``ck.monitor(table, by=...)`` read a table so. :func:`calibrate_table` replaces a table's score
+columns by a calibrator's probabilities and keeps the rest (``calibkit apply``).
+
+Reading checks what belongs to reading, by the rules of :mod:`calibkit.io._rules` that every
+engine applies (docs/file-rules.md): the file is a regular file that parses as its format, the
+columns exist once each, hold numbers in the forms the rules admit, and have no missing or NaN
+values; TRUE/FALSE becomes 1/0 in label and outcome columns. The numbers themselves (ranges,
+row sums) are checked later by the function that uses them, and its message names the column
+and the row.
 
 Formats
 -------
@@ -25,6 +30,10 @@ Choosing columns
 P(label = 1), or its logit. ``label`` names the class-index column. ``confidence`` with
 ``correct`` names a confidence column and its 0/1 outcome (1/0, TRUE/FALSE, true/false);
 ``confidence`` with ``prediction`` and ``label`` derives ``correct = (prediction == label)``.
+With one score column, ``pos_label`` names the label value it forecasts (``labels`` is then
+the 0/1 outcome ``label == pos_label``); a label column written as text needs it, and the
+message lists its two values. A table in memory is read by the same rules, its column names
+as text; an error names the user's column and row.
 
 Detection (when an option is not given)
 ---------------------------------------
@@ -35,7 +44,8 @@ option to pass.
 - label: a column named ``label``, ``labels``, ``y``, ``target``, ``true_label`` or ``y_true``.
 - probabilities: the columns matching one of ``prob_*``, ``p_*``, ``proba_*``, or one 2-D
   array / list column named ``probs``, ``probabilities`` or ``proba``.
-- logits: the columns matching ``logit_*``, or one 2-D array / list column named ``logits``.
+- logits: the columns matching ``logit_*`` or ``logits_*``, or one 2-D array / list column
+  named ``logits``.
 - confidence: a column named ``confidence``, with either a column named ``correct``, or a
   prediction column (``prediction``, ``pred``, ``pred_label``, ``predicted``,
   ``predicted_label``, ``y_pred``) and a label column. Passing ``label`` selects the
@@ -59,12 +69,23 @@ Examples
 
 from . import _rules as rules
 from ._batches import file_schema, read_batches
+from ._calibrate import (
+    TABLE_OUTPUTS,
+    CalibratedTable,
+    calibrate_table,
+    check_scale,
+    plan_scores,
+    write_table,
+)
+from ._frames import FrameSource, frame_kind, is_frame
+from ._named import naming_columns
 from ._read import (
     COLUMN_ROLES,
     FORMATS,
     ColumnPlan,
     Predictions,
     column_options,
+    open_any,
     plan_columns,
     planned_names,
     planned_roles,
@@ -82,18 +103,28 @@ from ._sources import (
 
 __all__ = [
     "COLUMN_ROLES",
+    "CalibratedTable",
     "ColumnPlan",
     "FORMATS",
+    "FrameSource",
     "Predictions",
     "Schema",
+    "TABLE_OUTPUTS",
+    "calibrate_table",
     "check_file",
     "check_names",
     "check_path",
+    "check_scale",
     "column_list",
     "column_options",
     "file_schema",
+    "frame_kind",
+    "is_frame",
+    "naming_columns",
+    "open_any",
     "open_source",
     "plan_columns",
+    "plan_scores",
     "planned_names",
     "planned_roles",
     "read_batches",
@@ -102,4 +133,5 @@ __all__ = [
     "rules",
     "short",
     "shown",
+    "write_table",
 ]

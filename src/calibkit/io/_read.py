@@ -1,20 +1,37 @@
-"""read_predictions: which columns of a file are the scores and the labels (rules in ``io``)."""
+"""read_predictions: which columns of a file (or a table in memory) are the scores and the
+labels (rules in ``io``)."""
 
 from __future__ import annotations
 
-import fnmatch
+import contextlib
 import os
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .. import _validate as v
 from .._errors import InputError
 from ._batches import BATCH_ROWS, file_schema, read_batches
-from ._rules import shown
+from ._detect import (
+    CONFIDENCE_NAMES,
+    CORRECT_NAMES,
+    LABEL_NAMES,
+    LOGIT_GLOBS,
+    LOGIT_MATRICES,
+    PREDICTION_NAMES,
+    PROB_GLOBS,
+    PROB_MATRICES,
+    Names,
+    detect_kind,
+    detect_label,
+    detect_one,
+    expand,
+    matches,
+)
+from ._frames import FrameSource, is_frame
 from ._sources import (
     FORMATS,
     WHERE,
@@ -28,41 +45,43 @@ from ._sources import (
 
 __all__ = [
     "BATCH_ROWS",
+    "CONFIDENCE_NAMES",
+    "CORRECT_NAMES",
     "FORMATS",
+    "LABEL_NAMES",
+    "LOGIT_GLOBS",
+    "LOGIT_MATRICES",
+    "PREDICTION_NAMES",
+    "PROB_GLOBS",
+    "PROB_MATRICES",
     "Predictions",
     "file_schema",
+    "open_any",
     "read_batches",
     "read_predictions",
 ]
 
-LABEL_NAMES = ("label", "labels", "y", "target", "true_label", "y_true")
-PROB_GLOBS = ("prob_*", "p_*", "proba_*")
-PROB_MATRICES = ("probs", "probabilities", "proba")
-LOGIT_GLOBS = ("logit_*",)
-LOGIT_MATRICES = ("logits",)
-CONFIDENCE_NAMES = ("confidence",)
-CORRECT_NAMES = ("correct",)
-PREDICTION_NAMES = ("prediction", "pred", "pred_label", "predicted", "predicted_label", "y_pred")
-
-Names = str | Sequence[str]
-
 
 @dataclass(frozen=True, eq=False)
 class Predictions:
-    """A model's predictions read from a file.
+    """A model's predictions read from a file or a table in memory.
 
     ``kind`` is ``"probs"`` or ``"logits"`` (``scores`` of shape (N, C), or (N,) for one binary
-    column) with ``labels`` the class indices, or ``"confidence"`` (``scores`` of shape (N,))
-    with ``labels`` the 0/1 outcome (1 = the prediction was correct). ``columns`` says which
-    columns (arrays of an ``.npz``) were used, by role.
+    column) with ``labels`` the class indices (for one column with ``pos_label``, the 0/1
+    outcome label == pos_label), or ``"confidence"`` (``scores`` of shape (N,)) with ``labels``
+    the 0/1 outcome (1 = the prediction was correct). ``columns`` says which columns (arrays of
+    an ``.npz``) were used, by role. ``path`` is None for a table in memory, whose ``format``
+    says what it was (``"pandas"``, ``"polars"``, ``"pyarrow"``).
     """
 
     kind: str
     scores: np.ndarray
     labels: np.ndarray
     columns: dict[str, Any]
-    path: Path
+    path: Path | None
     format: str
+    #: How messages name the source: the quoted path, or "the pandas DataFrame".
+    source: str = ""
 
     @property
     def n(self) -> int:
@@ -79,7 +98,8 @@ class Predictions:
                     else f"{value[0]} .. {value[-1]} ({len(value)} columns)"
                 )
             parts.append(f"{role}={value}")
-        return f"{self.path.name} ({', '.join(parts)})"
+        name = self.path.name if self.path is not None else self.source
+        return f"{name} ({', '.join(parts)})"
 
     def __str__(self) -> str:
         shape = "x".join(str(s) for s in self.scores.shape)
@@ -87,7 +107,7 @@ class Predictions:
 
 
 def read_predictions(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | Any,
     *,
     format: str | None = None,
     label: str | None = None,
@@ -96,13 +116,16 @@ def read_predictions(
     confidence: str | None = None,
     correct: str | None = None,
     prediction: str | None = None,
+    pos_label: Any = None,
 ) -> Predictions:
-    """Read a model's predictions (and the labels) from a CSV, TSV, Parquet, JSONL or NPZ file.
+    """Read a model's predictions (and the labels) from a CSV, TSV, Parquet, JSONL or NPZ file,
+    or from a pandas or polars DataFrame or a pyarrow Table.
 
     Parameters
     ----------
-    path : str or path
-        The file. Its extension gives the format unless ``format`` is given.
+    path : str, path, DataFrame or pyarrow Table
+        The file (its extension gives the format unless ``format`` is given), or a table in
+        memory, whose columns are read by the same rules.
     format : {"csv", "tsv", "parquet", "jsonl", "npz"}, optional
     label : str, optional
         Column of class indices 0..C-1 (or, with ``prediction``, the true answers).
@@ -112,6 +135,10 @@ def read_predictions(
     confidence, correct, prediction : str, optional
         A confidence column with its 0/1 ``correct`` column, or with a ``prediction`` column
         compared to ``label``.
+    pos_label : optional
+        With one score column (P(label = pos_label), or its logit): the label value that is
+        the event; ``labels`` is then the 0/1 outcome. Needed when the label column holds
+        text (two values, such as ``"benign"`` / ``"malignant"``).
 
     Unset options are detected by the rules of :mod:`calibkit.io`; anything ambiguous or
     missing raises :class:`calibkit.InputError` naming the columns and the option to pass.
@@ -125,13 +152,17 @@ def read_predictions(
     >>> p = read_predictions(path)
     >>> p.kind, p.scores.tolist(), p.labels.tolist()
     ('confidence', [0.9, 0.6], [1, 0])
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"p_spam": [0.9, 0.2, 0.7], "y_true": ["spam", "ham", "spam"]})
+    >>> p = read_predictions(df, probs="p_spam", pos_label="spam")
+    >>> p.labels.tolist(), p.describe()
+    ([1, 0, 1], 'the pandas DataFrame (probs=p_spam, label=y_true)')
     """
-    path = Path(path)
-    check_path(path)
-    fmt = resolve_format(path, format)
-    check_file(path, fmt)
-    with open_source(path, fmt) as src:
-        kind, scores, labels, columns = _resolve(
+    with contextlib.ExitStack() as stack:
+        src = open_any(path, format)
+        if src is not path:  # opened here: closed here
+            stack.enter_context(src)
+        plan = plan_columns(
             src,
             label=label,
             probs=probs,
@@ -140,9 +171,40 @@ def read_predictions(
             correct=correct,
             prediction=prediction,
         )
+        scores, labels = read_planned(src, plan, pos_label=pos_label)
+        if plan.kind != "confidence" and scores.ndim == 1 and pos_label is None:
+            try:  # two numbers other than 0 and 1: which is the event?
+                v.two_valued(labels, where=WHERE, name=f"column {plan.label!r}")
+            except v.CountedError as exc:
+                raise exc.at(f"row {exc.index[0]}") from None
     return Predictions(
-        kind=kind, scores=scores, labels=labels, columns=columns, path=path, format=fmt
+        kind=plan.kind,
+        scores=scores,
+        labels=labels,
+        columns=plan.columns,
+        path=src.path,
+        format=src.fmt,
+        source=src.shown_as,
     )
+
+
+def open_any(data: Any, format: str | None = None) -> Source:
+    """A source over a file (checked by the file rules first) or a table in memory (a source
+    already open is itself)."""
+    if isinstance(data, Source):
+        return data
+    if is_frame(data):
+        if format is not None:
+            raise InputError(
+                f"{WHERE}: format= tells the format of a file; a table in memory has none "
+                "(leave format= out)."
+            )
+        return FrameSource(data)
+    path = Path(data)
+    check_path(path)
+    fmt = resolve_format(path, format)
+    check_file(path, fmt)
+    return open_source(path, fmt)
 
 
 # ----------------------------------------------------------------------------- resolution
@@ -238,13 +300,13 @@ def plan_columns(
             "Pass one or the other."
         )
     if probs is not None:
-        kind, names = "probs", _expand(src, probs, "probs")
+        kind, names = "probs", expand(src, probs, "probs")
     elif logits is not None:
-        kind, names = "logits", _expand(src, logits, "logits")
+        kind, names = "logits", expand(src, logits, "logits")
     elif outcome_opts:
         kind, names = "confidence", []
     else:
-        kind, names = _detect_kind(src)
+        kind, names = detect_kind(src)
 
     if kind == "confidence":
         return _plan_confidence(
@@ -257,7 +319,7 @@ def plan_columns(
                 f"{WHERE}: {kind} {two_d[0]!r} is a 2-D {src.kind_of_name} (a whole matrix); "
                 f"pass it alone, not with other {src.kind_of_name}s."
             )
-    label_name = label if label is not None else _detect_label(src, required_for=kind)
+    label_name = label if label is not None else detect_label(src, required_for=kind)
     src.require(label_name)
     return ColumnPlan(kind, tuple(names), label=label_name)
 
@@ -279,32 +341,32 @@ def _plan_confidence(
     conf_name = (
         confidence
         if confidence is not None
-        else _detect_one(src, CONFIDENCE_NAMES, what="the confidence", option="confidence")
+        else detect_one(src, CONFIDENCE_NAMES, what="the confidence", option="confidence")
     )
     src.require(conf_name)
 
     if correct is None and prediction is None:
-        corrects = _matches(src, CORRECT_NAMES)
-        preds = _matches(src, PREDICTION_NAMES)
+        corrects = matches(src, CORRECT_NAMES)
+        preds = matches(src, PREDICTION_NAMES)
         if label is not None:
-            prediction = _detect_one(
+            prediction = detect_one(
                 src, PREDICTION_NAMES, what="the predicted class", option="prediction"
             )
         elif corrects and preds:
             raise InputError(
-                f"{WHERE}: '{src.path}' has both a correctness column ({', '.join(corrects)}) and "
-                f"a prediction column ({', '.join(preds)}); pass correct= (--correct) or "
+                f"{WHERE}: {src.shown_as} has both a correctness column ({', '.join(corrects)}) "
+                f"and a prediction column ({', '.join(preds)}); pass correct= (--correct) or "
                 "prediction= with label= (--prediction, --label) to say which to use."
             )
         elif corrects:
-            correct = _detect_one(src, CORRECT_NAMES, what="the outcome", option="correct")
+            correct = detect_one(src, CORRECT_NAMES, what="the outcome", option="correct")
         elif preds:
-            prediction = _detect_one(
+            prediction = detect_one(
                 src, PREDICTION_NAMES, what="the predicted class", option="prediction"
             )
         else:
             raise InputError(
-                f"{WHERE}: cannot tell whether each prediction was correct: '{src.path}' has "
+                f"{WHERE}: cannot tell whether each prediction was correct: {src.shown_as} has "
                 f"no column named {' or '.join(CORRECT_NAMES)}, and no prediction column "
                 f"({', '.join(PREDICTION_NAMES)}); columns: {column_list(src.names)}. Pass "
                 "correct= (--correct), or prediction= and label= (--prediction, --label)."
@@ -313,38 +375,81 @@ def _plan_confidence(
         src.require(correct)
         return ColumnPlan("confidence", confidence=conf_name, correct=correct)
     prediction = str(prediction)
-    label_name = label if label is not None else _detect_label(src, required_for="prediction")
+    label_name = label if label is not None else detect_label(src, required_for="prediction")
     src.require(prediction)
     src.require(label_name)
     return ColumnPlan("confidence", confidence=conf_name, prediction=prediction, label=label_name)
 
 
-def _resolve(src: Source, **options: Any) -> tuple[str, np.ndarray, np.ndarray, dict[str, Any]]:
-    plan = plan_columns(src, **options)
-    scores, labels = read_planned(src, plan)
-    return plan.kind, scores, labels, plan.columns
-
-
-def read_planned(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndarray]:
-    """The scores and labels (or confidence and outcome) a plan names, read from ``src``."""
+def read_planned(
+    src: Source, plan: ColumnPlan, *, pos_label: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The scores and labels (or confidence and outcome) a plan names, read from ``src``; with
+    ``pos_label`` (one score column), the labels are the 0/1 outcome label == pos_label."""
     if plan.kind == "confidence":
+        if pos_label is not None:
+            raise InputError(
+                f"{WHERE}: pos_label= (--positive) says which label value one score column "
+                f"forecasts; {src.shown_as} gives a confidence ({plan.confidence!r}) whose "
+                "outcome is already 0/1 (whether the prediction was right). Leave it out."
+            )
         scores, labels = _read_confidence(src, plan)
     else:
         scores = _scores(src, list(plan.scores), plan.kind)
-        label_name = str(plan.label)
-        labels = src.get(label_name, "label")
-        if labels.ndim != 1:
-            raise InputError(
-                f"{WHERE}: label {label_name!r} must be one column; it is a 2-D "
-                f"{src.kind_of_name} of shape {labels.shape}."
-            )
-        _same_length(src, {plan.scores[0]: scores, label_name: labels})
+        labels = _labels(src, plan, scores, pos_label)
+        _same_length(src, {plan.scores[0]: scores, str(plan.label): labels})
     if scores.shape[0] == 0:
         raise InputError(
-            f"{WHERE}: '{shown(src.path)}' has no rows (a header, or a schema, only); there is "
+            f"{WHERE}: {src.shown_as} has no rows (a header, or a schema, only); there is "
             "nothing to audit."
         )
     return scores, labels
+
+
+def _labels(src: Source, plan: ColumnPlan, scores: np.ndarray, pos_label: Any) -> np.ndarray:
+    """The label column: class indices; beside one score column also two values written as
+    text, or any two values with ``pos_label`` (the outcome label == pos_label)."""
+    name = str(plan.label)
+    if pos_label is not None and scores.ndim != 1:
+        raise InputError(
+            f"{WHERE}: pos_label= (--positive) says which label value one score column "
+            f"forecasts, but {plan.kind} {_listed(plan.scores)} hold "
+            f"{scores.shape[1]} class scores a row, whose labels are the class indices "
+            f"0..{scores.shape[1] - 1}. Leave pos_label= out, or pass one column with "
+            f"{plan.kind}= (--{plan.kind})."
+        )
+    if pos_label is None:
+        try:
+            labels = src.get(name, "label")
+        except InputError as exc:
+            one_matrix = len(plan.scores) == 1 and scores.ndim == 2
+            if src.get(name, "compare").dtype.kind not in "US" or one_matrix:
+                raise
+            if scores.ndim != 1:
+                first = plan.scores[0]
+                raise InputError(
+                    f"{exc} The labels of {len(plan.scores)} {plan.kind} columns "
+                    f"({_listed(plan.scores)}) are the class indices 0..{scores.shape[1] - 1}; "
+                    "if each column is P(label = one value) from a separate binary model, "
+                    f"audit one at a time: {plan.kind}={first!r} with pos_label= (--{plan.kind} "
+                    f"{first} --positive VALUE)."
+                ) from None
+            labels = src.get(name, "compare")  # text beside one score column: which is it?
+    else:
+        labels = src.get(name, "compare")
+    if labels.ndim != 1:
+        raise InputError(
+            f"{WHERE}: label {name!r} must be one column; it is a 2-D "
+            f"{src.kind_of_name} of shape {labels.shape}."
+        )
+    if pos_label is None and labels.dtype.kind not in "US":
+        return labels
+    return v.positive_outcome(labels, pos_label, where=WHERE, name=f"column {name!r}")
+
+
+def _listed(names: tuple[str, ...] | list[str], limit: int = 6) -> str:
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown + (f", ... ({len(names)} columns)" if len(names) > limit else "")
 
 
 def _scores(src: Source, names: list[str], kind: str) -> np.ndarray:
@@ -414,132 +519,3 @@ def _same_length(src: Source, arrays: dict[str, np.ndarray]) -> None:
         raise InputError(
             f"{WHERE}: the {src.kind_of_name}s used must have one row per prediction, but {listed}."
         )
-
-
-# ----------------------------------------------------------------------------- detection
-
-
-def _matches(src: Source, names: Sequence[str]) -> list[str]:
-    wanted = {n.lower() for n in names}
-    return list(dict.fromkeys(n for n in src.names if n.lower() in wanted))
-
-
-def _glob(src: Source, pattern: str, *, case: bool = True) -> list[str]:
-    if case:
-        hits = [n for n in src.names if fnmatch.fnmatchcase(n, pattern)]
-    else:
-        hits = [n for n in src.names if fnmatch.fnmatchcase(n.lower(), pattern.lower())]
-    return _numeric_order(list(dict.fromkeys(hits)))
-
-
-def _numeric_order(names: list[str]) -> list[str]:
-    """Names that share a prefix and end in numbers go in numeric order; others keep file
-    order."""
-    parts = [re.fullmatch(r"(.*?)(\d+)", n) for n in names]
-    if names and all(parts) and len({p.group(1) for p in parts if p}) == 1:
-        return sorted(names, key=lambda n: int(re.fullmatch(r".*?(\d+)", n).group(1)))  # type: ignore[union-attr]
-    return names
-
-
-def _detect_one(src: Source, names: Sequence[str], *, what: str, option: str) -> str:
-    hits = _matches(src, names)
-    if len(hits) == 1:
-        return hits[0]
-    cli = "--" + option.replace("_", "-")
-    if not hits:
-        raise InputError(
-            f"{WHERE}: cannot tell which {src.kind_of_name} holds {what}: none is named "
-            f"{', '.join(names)}; {src.kind_of_name}s: {column_list(src.names)}. Pass "
-            f"{option}=NAME ({cli} NAME on the command line)."
-        )
-    raise InputError(
-        f"{WHERE}: cannot tell which {src.kind_of_name} holds {what}: {', '.join(hits)} all "
-        f"could. Pass {option}=NAME ({cli} NAME on the command line)."
-    )
-
-
-def _detect_label(src: Source, *, required_for: str) -> str:
-    return _detect_one(
-        src, LABEL_NAMES, what=f"the labels (needed with {required_for})", option="label"
-    )
-
-
-def _detect_kind(src: Source) -> tuple[str, list[str]]:
-    """Find the one family of score columns present: probabilities, logits or a confidence."""
-    found: dict[str, list[list[str]]] = {"probs": [], "logits": [], "confidence": []}
-    for kind, globs, matrices in (
-        ("probs", PROB_GLOBS, PROB_MATRICES),
-        ("logits", LOGIT_GLOBS, LOGIT_MATRICES),
-    ):
-        for pattern in globs:
-            hits = _glob(src, pattern, case=False)
-            if hits:
-                found[kind].append(hits)
-        for name in _matches(src, matrices):
-            found[kind].append([name])
-    for name in _matches(src, CONFIDENCE_NAMES):
-        found["confidence"].append([name])
-
-    present = {k: groups for k, groups in found.items() if groups}
-    if not present:
-        raise InputError(
-            f"{WHERE}: cannot find the model's scores in '{src.path}': no probability columns "
-            f"({', '.join(PROB_GLOBS + PROB_MATRICES)}), logit columns "
-            f"({', '.join(LOGIT_GLOBS + LOGIT_MATRICES)}) or a column named "
-            f"{' or '.join(CONFIDENCE_NAMES)}; "
-            f"{src.kind_of_name}s: {column_list(src.names)}. Pass probs=, logits= or "
-            f"confidence= (--probs, --logits, --confidence){_candidates(src)}."
-        )
-    described = "; ".join(
-        f"{kind}: " + " / ".join(_short(g) for g in groups) for kind, groups in present.items()
-    )
-    if len(present) > 1:
-        options = ", ".join(f"{k}= (--{k})" for k in present)
-        raise InputError(
-            f"{WHERE}: '{src.path}' could hold more than one kind of score ({described}); "
-            f"pass one of {options} to choose."
-        )
-    kind, groups = next(iter(present.items()))
-    if len(groups) > 1:
-        raise InputError(
-            f"{WHERE}: '{src.path}' has more than one group of {kind} {src.kind_of_name}s "
-            f"({described}); pass {kind}= (--{kind}) with the names or a glob such as "
-            f"'{groups[0][0].rsplit('_', 1)[0]}_*'."
-        )
-    return kind, groups[0]
-
-
-def _candidates(src: Source) -> str:
-    hits = [n for n in src.names if re.search("prob|logit|conf|score", n, re.IGNORECASE)]
-    return f"; perhaps {', '.join(hits[:6])}" if hits else ""
-
-
-def _short(group: list[str]) -> str:
-    return group[0] if len(group) == 1 else f"{group[0]} .. {group[-1]}"
-
-
-def _expand(src: Source, spec: Names, option: str) -> list[str]:
-    """Column names from a list, a comma-separated string or globs, in the order given."""
-    items = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
-    if not items or any(not isinstance(s, str) or not s for s in items):
-        raise InputError(
-            f"{WHERE}: {option}= needs column names, a comma-separated string or "
-            f"a glob such as 'prob_*'; got {spec!r}."
-        )
-    names: list[str] = []
-    for item in items:
-        if any(ch in item for ch in "*?["):
-            hits = _glob(src, item)
-            if not hits:
-                raise InputError(
-                    f"{WHERE}: no {src.kind_of_name} of '{src.path}' matches {item!r} "
-                    f"({option}=); {src.kind_of_name}s: {column_list(src.names)}."
-                )
-            names += hits
-        else:
-            src.require(item)
-            names.append(item)
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise InputError(f"{WHERE}: {option}= names {', '.join(repeated)} more than once.")
-    return names

@@ -122,16 +122,21 @@ class Source(abc.ABC):
     def get(self, name: str, role: str = "numeric") -> np.ndarray:
         """The named column, checked for ``role`` (one of :data:`ROLES`)."""
 
+    @property
+    def shown_as(self) -> str:
+        """The source as messages name it: the quoted path of a file."""
+        return f"'{rules.shown(self.path)}'"
+
     def unreadable(self, exc: BaseException) -> InputError:
         return InputError(
-            f"{WHERE}: could not read '{rules.shown(self.path)}' as {self.fmt.upper()}: "
+            f"{WHERE}: could not read {self.shown_as} as {self.fmt.upper()}: "
             f"{rules.short(exc) or type(exc).__name__}"
         )
 
     def require(self, name: str) -> None:
         if name not in self.names:
             raise InputError(
-                f"{WHERE}: '{rules.shown(self.path)}' has no {self.kind_of_name} {name!r}; "
+                f"{WHERE}: {self.shown_as} has no {self.kind_of_name} {name!r}; "
                 f"{self.kind_of_name}s: {column_list(self.names)}."
             )
 
@@ -227,6 +232,27 @@ class TableSource(Source):
                 col = col.cast(col.type.value_type)
             self._columns[name] = col
         return self._columns[name]
+
+    def typed(self, names: list[str]) -> dict[str, Any]:
+        """The named columns as pyarrow types them, for a table written out again: Parquet and
+        JSON lines as stored; CSV and TSV as pyarrow infers them (one read for all), except
+        that a column of whole numbers written with leading zeros (an ID such as 007) stays
+        text, so that no digit is lost."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not self.cells:
+            return {name: self._column(name) for name in names}
+        if not names:
+            return {}
+        typed = self._read_csv(names, as_text=False)
+        for name in names:
+            if pa.types.is_integer(typed[name].type):
+                text = pc.utf8_trim(self._text[name], characters=rules.SPACE)
+                padded = pc.match_substring_regex(text, "^[+-]?0[0-9]")
+                if pc.any(padded).as_py():
+                    typed[name] = self._text[name]
+        return typed
 
     def ndim(self, name: str) -> int:
         import pyarrow as pa
@@ -428,6 +454,20 @@ class NpzSource(Source):
     def ndim(self, name: str) -> int:
         return self._array(name).ndim
 
+    def shape(self, name: str) -> tuple[int, ...]:
+        """The shape of an array, whatever its number of dimensions."""
+        if name in self._arrays:
+            return self._arrays[name].shape
+        self.require(name)
+        try:
+            return tuple(self._npz[name].shape)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError, AttributeError):
+            return self._array(name).shape  # says what is wrong with it
+
+    def raw(self, name: str) -> np.ndarray:
+        """The array as stored (1-D or 2-D), unchecked: a column copied as it is."""
+        return self._array(name)
+
     def get(self, name: str, role: str = "numeric") -> np.ndarray:
         arr = self._array(name)
         kind = arr.dtype.kind
@@ -459,4 +499,4 @@ class Schema(Source):
         return 2 if name in self._matrices else 1
 
     def get(self, name: str, role: str = "numeric") -> np.ndarray:
-        raise InputError(f"{WHERE}: the column {name!r} of '{self.path}' stays in the engine.")
+        raise InputError(f"{WHERE}: the column {name!r} of {self.shown_as} stays in the engine.")
