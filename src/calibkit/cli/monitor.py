@@ -1,0 +1,200 @@
+"""calibkit monitor: calibration by group or time window, flagged against a reference."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .._errors import InputError
+from .._json import jsonable
+from ..monitoring import monitor as run_monitor
+from ._common import (
+    _NOISE,
+    BinsOption,
+    Closed,
+    ClosedOption,
+    CorrectOption,
+    Engine,
+    EngineOption,
+    FormatOption,
+    LabelOption,
+    LogitsOption,
+    PredictionOption,
+    ProbsOption,
+    QuietOption,
+    RequireSignatureOption,
+    ScoredConfidenceOption,
+    SparkMasterOption,
+    Strategy,
+    StrategyOption,
+    _check_output,
+    _check_quiet,
+    _columns,
+    _echo_warnings,
+    _engine_data,
+    _fail,
+    _refuse_overwrite,
+    _write,
+    app,
+)
+
+
+@app.command(
+    help="Audit every group of a prediction file (a week, a cohort, a model version) with the "
+    "same bins: each group's ECE with its interval and noise floor and its fitted temperature, "
+    "and the groups whose calibration moved beyond noise from a reference flagged."
+)
+def monitor(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Predictions with labels and the group or time column.", show_default=False
+        ),
+    ],
+    by: Annotated[
+        str,
+        typer.Option(
+            help="A column to group by, or day / week / month of the time column.",
+            show_default=False,
+        ),
+    ],
+    time: Annotated[
+        str | None,
+        typer.Option(
+            help="Time column for --by day/week/month (default: detected).", show_default=False
+        ),
+    ] = None,
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            help="The group the others are compared with (default: the first).", show_default=False
+        ),
+    ] = None,
+    reference_record: Annotated[
+        Path | None,
+        typer.Option(
+            help="Compare with a calibration record instead (calibkit audit --record); its "
+            "digest is checked, and its signature with the key in CALIBKIT_RECORD_KEY.",
+            show_default=False,
+        ),
+    ] = None,
+    require_signature: RequireSignatureOption = False,
+    label: LabelOption = None,
+    probs: ProbsOption = None,
+    logits: LogitsOption = None,
+    confidence: ScoredConfidenceOption = None,
+    correct: CorrectOption = None,
+    prediction: PredictionOption = None,
+    fmt: FormatOption = None,
+    bins: BinsOption = 15,
+    strategy: StrategyOption = Strategy.uniform,
+    closed: ClosedOption = Closed.right,
+    level: Annotated[
+        float,
+        typer.Option(
+            help="Family-wise level of the flags and level of the intervals.",
+            rich_help_panel=_NOISE,
+        ),
+    ] = 0.95,
+    no_temperature: Annotated[
+        bool, typer.Option("--no-temperature", help="Do not fit each group's temperature.")
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the simulations.", rich_help_panel=_NOISE)] = 0,
+    n_boot: Annotated[
+        int, typer.Option(help="Bootstrap resamples per group.", rich_help_panel=_NOISE)
+    ] = 1000,
+    n_sims: Annotated[
+        int, typer.Option(help="Simulations of the no-change band.", rich_help_panel=_NOISE)
+    ] = 2000,
+    engine: EngineOption = Engine.memory,
+    spark_master: SparkMasterOption = "local[*]",
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the ECE-over-groups figure here (.png or .svg).", show_default=False
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the monitor as JSON (only that, on stdout).")
+    ] = False,
+    quiet: QuietOption = False,
+    wide: Annotated[
+        bool,
+        typer.Option("--wide", help="Add each group's ECE interval and no-change band."),
+    ] = False,
+) -> None:
+    """Calibration by group (time, cohort, version), flagged against a reference."""
+
+    _check_quiet(quiet, json_out, "monitor")
+    if reference is not None and reference_record is not None:
+        _fail("monitor: pass --reference (a group) or --reference-record (a record), not both.")
+    if engine is Engine.stream:
+        _fail(
+            "monitor: --engine stream is not offered for monitoring; use duckdb for files "
+            "larger than memory (or memory, spark)."
+        )
+    if plot is not None:
+        _check_output(plot, "monitor")
+        _refuse_overwrite("monitor", [("--plot", plot)], [file, reference_record])
+    if require_signature and reference_record is None:
+        _fail("monitor: --require-signature applies to --reference-record; pass the record.")
+    columns = _columns(
+        label=label,
+        probs=probs,
+        logits=logits,
+        confidence=confidence,
+        correct=correct,
+        prediction=prediction,
+        format=fmt,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            reference_doc = None
+            if reference_record is not None:
+                from ..record import read_record
+
+                reference_doc = read_record(reference_record, require_signature=require_signature)
+            result = run_monitor(
+                _engine_data(file, engine, spark_master, "monitor"),
+                by=by,
+                engine=engine.value,
+                columns=columns,
+                time=time,
+                reference=reference_doc if reference_doc is not None else reference,
+                n_bins=bins,
+                strategy=strategy.value,
+                closed=closed.value,
+                level=level,
+                temperature=not no_temperature,
+                n_boot=n_boot,
+                n_sims=n_sims,
+                seed=seed,
+            )
+            if plot is not None:
+                from ..report.figures import monitor_plot, save_figure
+
+                figure = monitor_plot(result)
+                _write(lambda: save_figure(figure, plot), plot, "monitor")
+        except InputError as exc:
+            _fail(str(exc))
+    _echo_warnings(caught)
+    if json_out:
+        typer.echo(json.dumps(jsonable(result.to_dict()), indent=2, allow_nan=False))
+        return
+    if quiet:
+        typer.echo(result.verdict())
+        return
+    from rich.console import Console
+
+    from ..report.terminal import render_monitor
+
+    console = Console(highlight=False)
+    render_monitor(result, console, source=f"{file.name} (engine {engine.value})", wide=wide)
+    if plot is not None:
+        console.print()
+        console.print(f"wrote the figure to {plot}", soft_wrap=True)
