@@ -521,8 +521,8 @@ def scores(x: Any, *, where: str, name: str = "logits", ndim: int | tuple[int, .
 
 #: How to say "these are probabilities" to a function that reads logits, and how to insist.
 AS_PROBABILITIES = (
-    "Pass them as probabilities (from_probs=True, or from_logits=False where the function has "
-    "it; --probs on the command line), or pass their logs as logits ({logs})."
+    "Pass them as probabilities (from_logits=False; --probs on the command line), or pass "
+    "their logs as logits ({logs})."
 )
 INSIST_LOGITS = (
     "If they really are logits (or scores on a scale that happens to lie in [0, 1]), pass "
@@ -547,7 +547,7 @@ def logits_not_probabilities(
     >>> v.logits_not_probabilities(np.array([[0.9, 0.1], [0.3, 0.7]]), where="fit")
     Traceback (most recent call last):
     ...
-    calibkit._errors.InputError: fit: every row of the logits lies in [0, 1] and sums to 1: these look like probabilities. Pass them as probabilities (from_probs=True, or from_logits=False where the function has it; --probs on the command line), or pass their logs as logits (np.log(p)). If they really are logits (or scores on a scale that happens to lie in [0, 1]), pass check_logits=False (--no-check-logits on the command line).
+    calibkit._errors.InputError: fit: every row of the logits lies in [0, 1] and sums to 1: these look like probabilities. Pass them as probabilities (from_logits=False; --probs on the command line), or pass their logs as logits (np.log(p)). If they really are logits (or scores on a scale that happens to lie in [0, 1]), pass check_logits=False (--no-check-logits on the command line).
     >>> v.logits_not_probabilities(np.array([0.2, 0.9]), where="fit", check=False)
     """  # noqa: E501
     if not isinstance(check, (bool, np.bool_)):

@@ -533,7 +533,7 @@ _TABLE_OUTPUTS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
     "held-out rows, and save the fitted map as JSON.\n\n"
     "The saved map is the one the ledger judges: fitted on the calibration split only (with "
     "--folds, on all rows, and the ledger holds out-of-fold estimates). Logit columns are fed "
-    "to the map as logits, probability columns as probabilities (from_probs=True where the "
+    "to the map as logits, probability columns as probabilities (from_logits=False where the "
     "method has that setting). Logit columns that look like probabilities are refused "
     "(--no-check-logits insists); probabilities of exactly 0 or 1 are refused by the maps that "
     "take their logs unless --clip is given."
@@ -633,7 +633,7 @@ def fit(
 
     The saved map is the one the ledger judges: fitted on the calibration split only (with
     --folds, on all rows; the ledger then holds out-of-fold estimates). Logit columns are fed
-    to the map as logits; probability columns as probabilities (from_probs=True where the
+    to the map as logits; probability columns as probabilities (from_logits=False where the
     method has that setting).
     """
     from .recalibrate.base import save_calibrator
@@ -685,8 +685,8 @@ def fit(
             preds = _read_labelled(file, fmt, label, probs, logits, confidence, correct, prediction)
             from_logits = preds.kind == "logits"
             params = calibrator.get_params()
-            if not from_logits and "from_probs" in params:
-                calibrator.set_params(from_probs=True)
+            if not from_logits and "from_logits" in params:
+                calibrator.set_params(from_logits=False)
             if clip is not None:
                 _check_clip(method, params, preds.kind, preds.describe())
                 calibrator.set_params(clip=clip)
@@ -1046,7 +1046,7 @@ def _check_scale(calibrator: object, kind: str, source: str, *, command: str) ->
     """Logits go to a map that reads logits, probabilities to one that reads probabilities."""
     params = calibrator.get_params()  # type: ignore[attr-defined]
     name = type(calibrator).__name__
-    if "from_probs" not in params:
+    if "from_logits" not in params:
         # maps without the setting read probabilities when their class says so
         if kind == "logits" and getattr(type(calibrator), "domain", None) == "probs":
             raise InputError(
@@ -1055,13 +1055,13 @@ def _check_scale(calibrator: object, kind: str, source: str, *, command: str) ->
             )
         return
     if command == "fit":
-        return  # fit sets from_probs to match the columns
-    if kind == "logits" and params["from_probs"]:
+        return  # fit sets from_logits to match the columns
+    if kind == "logits" and not params["from_logits"]:
         raise InputError(
-            f"{command}: the {name} was fitted on probabilities (from_probs=True), but {source} "
+            f"{command}: the {name} was fitted on probabilities (from_logits=False), but {source} "
             "gives logits; pass the probability columns with --probs."
         )
-    if kind != "logits" and not params["from_probs"]:
+    if kind != "logits" and params["from_logits"]:
         raise InputError(
             f"{command}: the {name} was fitted on logits, but {source} gives {kind}; pass the "
             "logit columns with --logits."

@@ -298,11 +298,11 @@ class Calibrator(abc.ABC):
         --------
         >>> import calibkit as ck
         >>> data = ck.TemperatureScaling().fit([[2.0, 0.0], [0.0, 1.0]], [0, 0]).to_dict()
-        >>> data["params"]["from_probs"] = "false"
+        >>> data["params"]["from_logits"] = "true"
         >>> ck.Calibrator.from_dict(data)
         Traceback (most recent call last):
         ...
-        calibkit._errors.InputError: load calibrator: malformed 'temperature' calibrator: params.from_probs must be true or false, got "false".
+        calibkit._errors.InputError: load calibrator: malformed 'temperature' calibrator: params.from_logits must be true or false, got "true".
         """  # noqa: E501
         return cls._from_dict(data, where="load calibrator")
 
