@@ -729,8 +729,8 @@ def exercise_5(
     print(
         f"  risk at full coverage {rc.risk[-1]:.4f} = error rate {1 - f_test.outcome.mean():.4f}; "
         f"validation cost of the chosen threshold {table.choice.cost:.3f} <= act all "
-        f"{table.row('act_all').validation_cost:.3f} and defer all "
-        f"{table.row('defer_all').validation_cost:.3f}."
+        f"{table.row('act_all').choice_cost:.3f} and defer all "
+        f"{table.row('defer_all').choice_cost:.3f}."
     )
     # ranking: temperature scaling reorders top-label confidences slightly for C > 2 classes
     after = table.calibrated_curve

@@ -161,17 +161,15 @@ def test_decision_report_refuses_calibrated_probabilities(cancer_lr):
     half = p.size // 2
     with pytest.raises(
         ck.InputError,
-        match=f"decision_report: every value of val_logits .*{LOOK_LIKE}.*policy_table",
+        match=f"decision_report: every value of the logits .*{LOOK_LIKE}.*policy_table",
     ):
         decision_report(p[:half], y[:half], p[half:], y[half:], l_wrong=10, l_defer=1)
-    with pytest.raises(
-        ck.InputError, match=f"policy_table \\(validation\\): .*val_probs.*{LOOK_LIKE}"
-    ):
+    with pytest.raises(ck.InputError, match=f"policy_table \\(validation\\): .*probs.*{LOOK_LIKE}"):
         policy_table(
-            val_probs=p[:half],
-            val_labels=y[:half],
-            test_probs=p[half:],
-            test_labels=y[half:],
+            probs=p[:half],
+            labels=y[:half],
+            eval_probs=p[half:],
+            eval_labels=y[half:],
             l_wrong=10,
             l_defer=1,
             from_logits=True,

@@ -576,9 +576,9 @@ def cost_curve(
 
     where = "cost_curve"
     xscale = v.choice(xscale, name="xscale", allowed=("auto", "linear", "logit"), where=where)
-    lw, ld = costs(l_wrong, l_defer, where=where)
+    lw, ld = costs(l_wrong=l_wrong, l_defer=l_defer, where=where)
     conf, out = validated(confidence, outcome, where=where)
-    choice = choose_threshold(conf, out, lw, ld)
+    choice = choose_threshold(conf, out, l_wrong=lw, l_defer=ld)
     steps = sorted_steps(conf, out)
     n = steps.n
     # in increasing threshold: the cost of acting when confidence >= t, at each distinct t
@@ -622,7 +622,7 @@ def cost_curve(
     )
 
     chow = choice.chow_threshold
-    chow_cost, _, _ = cost_at(conf, out, chow, lw, ld)
+    chow_cost, _, _ = cost_at(conf, out, chow, l_wrong=lw, l_defer=ld)
     chow_x = min(max(chow, lo), hi)
     ax.axvline(chow_x, color=_ORANGE, lw=0.8, ls="--", zorder=1)
     (chow_point,) = ax.plot(
