@@ -92,7 +92,7 @@ def reading(mean_conf: float, acc: float) -> str:
 
 def save(fig: Any, out: Path | None, name: str, figures: list[Path]) -> None:
     if out is not None:
-        figures.append(ck.save_figure(fig, out / name))
+        figures.append(ck.save_figure(out / name, fig))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ renormalised or dropped here: data is either usable as it is or rejected.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -658,6 +659,26 @@ def n_bins(value: Any, *, where: str, name: str = "n_bins") -> int:
             "are usual; use strategy='quantile' for equal-count bins."
         )
     return count
+
+
+def output_path(path: Any, *, where: str, call: str) -> str | os.PathLike[str]:
+    """The file a ``write_x(path, obj)`` function writes to: a ``str`` or ``os.PathLike``. The
+    object given first instead (the order of other libraries) is refused, naming ``call``.
+
+    Examples
+    --------
+    >>> from calibkit import _validate as v
+    >>> v.output_path(["not", "a", "path"], where="save_x", call="save_x(path, x)")
+    Traceback (most recent call last):
+    ...
+    calibkit._errors.InputError: save_x: path must be a file path (str or os.PathLike), got list; the path comes first: save_x(path, x).
+    """  # noqa: E501
+    if isinstance(path, (str, os.PathLike)):
+        return path
+    raise InputError(
+        f"{where}: path must be a file path (str or os.PathLike), got {type(path).__name__}; "
+        f"the path comes first: {call}."
+    )
 
 
 def level(value: Any, *, where: str, name: str = "level") -> float:

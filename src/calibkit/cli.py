@@ -492,7 +492,7 @@ def audit(
                     notes=notes,
                 )
             if record is not None and document is not None:
-                _write(lambda: write_record(document, record), record, "audit")
+                _write(lambda: write_record(record, document), record, "audit")
             if write_report is not None:
                 title = f"calibkit audit: {source}"
                 _write(
@@ -705,7 +705,7 @@ def fit(
                 n_sims=n_sims,
                 check_logits=check_logits,
             )
-            save_calibrator(ledger.calibrator, out)
+            save_calibrator(out, ledger.calibrator)
             if write_report is not None:
                 title = f"calibkit fit: {ledger.describe()}, from {preds.describe()}"
                 before, after = _held_out_audits(ledger, preds, bins=bins, n_sims=n_sims)
@@ -754,7 +754,7 @@ def _fit_at_scale(
         try:
             data = _engine_data(file, engine, spark_master, "fit")
             scaler = TemperatureScaling().fit_engine(data, engine=engine.value, columns=columns)
-            save_calibrator(scaler, out)
+            save_calibrator(out, scaler)
         except InputError as exc:
             _fail(str(exc))
         except OSError as exc:
@@ -1799,7 +1799,7 @@ def monitor(
                 from .report.figures import monitor_plot, save_figure
 
                 figure = monitor_plot(result)
-                _write(lambda: save_figure(figure, plot), plot, "monitor")
+                _write(lambda: save_figure(plot, figure), plot, "monitor")
         except InputError as exc:
             _fail(str(exc))
     _echo_warnings(caught)

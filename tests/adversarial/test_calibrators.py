@@ -316,7 +316,7 @@ def files(tmp_path, fitted) -> dict[str, Path]:
     cal.write_text(json.dumps(fitted["temperature"]))
     record = tmp_path / "r.json"
     rec = ck.calibration_record(ck.audit(ck.softmax(z), y, n_boot=50, n_sims=50))
-    ck.write_record(rec, record)
+    ck.write_record(record, rec)
     (tmp_path / "link.parquet").symlink_to(parquet)
     (tmp_path / "link.png").symlink_to(parquet)
     return {"npz": npz, "parquet": parquet, "cal": cal, "record": record}

@@ -333,7 +333,7 @@ def test_clip_moves_the_probabilities_with_a_count_in_fit_and_predict(
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-15)
 
     # the setting is saved with the map, and a loaded map clips alike
-    path = save_calibrator(fitted, tmp_path / "map.json")
+    path = save_calibrator(tmp_path / "map.json", fitted)
     assert json.loads(path.read_text())["params"]["clip"] == eps
     with pytest.warns(ck.CalibkitWarning, match=f"moved {rows} rows"):
         again = load_calibrator(path).predict_proba(scores)

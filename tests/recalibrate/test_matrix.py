@@ -255,7 +255,7 @@ def test_json_round_trip_predicts_identically(cal, tmp_path):
     assert type(again) is type(cal) and again.get_params() == cal.get_params()
     assert np.array_equal(again.predict_proba(z), cal.predict_proba(z))
     assert again.converged_ == cal.converged_ and again.n_iter_ == cal.n_iter_
-    loaded = load_calibrator(save_calibrator(cal, tmp_path / "cal.json"))
+    loaded = load_calibrator(save_calibrator(tmp_path / "cal.json", cal))
     assert np.array_equal(loaded.predict_proba(z), cal.predict_proba(z))
 
 

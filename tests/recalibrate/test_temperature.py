@@ -224,7 +224,7 @@ def test_json_round_trip_and_files(tmp_path):
     ts = ck.TemperatureScaling().fit(SIX_LOGITS, SIX_LABELS)
     again = ck.Calibrator.from_dict(json.loads(json.dumps(ts.to_dict())))
     assert np.array_equal(again.predict_proba(SIX_LOGITS), ts.predict_proba(SIX_LOGITS))
-    path = ck.save_calibrator(ts, tmp_path / "t.json")
+    path = ck.save_calibrator(tmp_path / "t.json", ts)
     assert np.array_equal(
         ck.load_calibrator(path).predict_proba(SIX_LOGITS), ts.predict_proba(SIX_LOGITS)
     )

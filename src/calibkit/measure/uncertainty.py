@@ -493,7 +493,7 @@ def hosmer_lemeshow(
     (1.625, 2)
     """
     where = "hosmer_lemeshow"
-    n_bins = v.positive_int(n_bins, name="n_bins", where=where)
+    n_bins = v.n_bins(n_bins, where=where)
     stats, _ = binned(
         confidence,
         outcome,

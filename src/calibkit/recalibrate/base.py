@@ -26,7 +26,7 @@ from .._errors import InputError, NotFittedError
 from .._files import write_atomic
 from .._json import jsonable, read_json_file
 from .._json import shown as _shown
-from .._validate import clip_setting
+from .._validate import clip_setting, output_path
 
 __all__ = [
     "Calibrator",
@@ -355,10 +355,27 @@ class Calibrator(abc.ABC):
         return calibrator
 
 
-def save_calibrator(calibrator: Calibrator, path: str | os.PathLike[str]) -> Path:
-    """Write a fitted calibrator as JSON, atomically: a failed write leaves no partial file."""
+def save_calibrator(path: str | os.PathLike[str], calibrator: Calibrator) -> Path:
+    """Write a fitted calibrator as JSON, atomically: a failed write leaves no partial file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, calibkit as ck
+    >>> ts = ck.TemperatureScaling().fit([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]], [0, 1, 1])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = ck.save_calibrator(pathlib.Path(d) / "t.json", ts)
+    ...     round(ck.load_calibrator(path).temperature_, 4)
+    1.3222
+    """
+    where = "save_calibrator"
+    path = output_path(path, where=where, call="save_calibrator(path, calibrator)")
+    if not isinstance(calibrator, Calibrator):
+        raise InputError(
+            f"{where}: calibrator must be a fitted calibkit calibrator, got "
+            f"{type(calibrator).__name__}."
+        )
     text = json.dumps(calibrator.to_dict(), indent=2, allow_nan=False)
-    return write_atomic(path, text + "\n", where="save_calibrator")
+    return write_atomic(path, text + "\n", where=where)
 
 
 def load_calibrator(path: str | os.PathLike[str]) -> Calibrator:

@@ -783,7 +783,7 @@ def _logit_axis(ax: Axes, lo: float, hi: float) -> None:
 _FORMATS = {".png": "png", ".svg": "svg"}
 
 
-def save_figure(fig: Figure | Axes, path: str | os.PathLike[str]) -> Path:
+def save_figure(path: str | os.PathLike[str], fig: Figure | Axes) -> Path:
     """Write a figure as PNG (150 dpi) or SVG, chosen by the file's extension, atomically.
 
     The file is written to a temporary file beside ``path`` and moved into place with
@@ -798,13 +798,15 @@ def save_figure(fig: Figure | Axes, path: str | os.PathLike[str]) -> Path:
     >>> from calibkit.report.figures import reliability_diagram, save_figure
     >>> ax = reliability_diagram(ck.reliability_bins([0.9, 0.6], [1, 0], n_bins=2))
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     p = save_figure(ax, pathlib.Path(d) / "diagram.png")
+    ...     p = save_figure(pathlib.Path(d) / "diagram.png", ax)
     ...     p.read_bytes()[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
     True
     """
     import matplotlib
 
-    target = Path(path)
+    from .._validate import output_path
+
+    target = Path(output_path(path, where="save_figure", call="save_figure(path, fig)"))
     fmt = _FORMATS.get(target.suffix.lower())
     if fmt is None:
         raise InputError(
