@@ -92,7 +92,7 @@ def reading(mean_conf: float, acc: float) -> str:
 
 def save(fig: Any, out: Path | None, name: str, figures: list[Path]) -> None:
     if out is not None:
-        figures.append(ck.save_figure(fig, out / name))
+        figures.append(ck.save_figure(out / name, fig))
 
 
 @dataclass(frozen=True)
@@ -729,8 +729,8 @@ def exercise_5(
     print(
         f"  risk at full coverage {rc.risk[-1]:.4f} = error rate {1 - f_test.outcome.mean():.4f}; "
         f"validation cost of the chosen threshold {table.choice.cost:.3f} <= act all "
-        f"{table.row('act_all').validation_cost:.3f} and defer all "
-        f"{table.row('defer_all').validation_cost:.3f}."
+        f"{table.row('act_all').choice_cost:.3f} and defer all "
+        f"{table.row('defer_all').choice_cost:.3f}."
     )
     # ranking: temperature scaling reorders top-label confidences slightly for C > 2 classes
     after = table.calibrated_curve

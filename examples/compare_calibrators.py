@@ -83,7 +83,7 @@ def run(n_sims: int) -> None:
                 fit_x, eval_x, from_logits = ck.softmax(fit_x), ck.softmax(eval_x), False
             calibrator = ck.make_calibrator(method, **settings)
             if takes == "logits" and np.isneginf(fit_x).any():
-                calibrator.set_params(from_probs=False)
+                calibrator.set_params(from_logits=True)
             start = time.perf_counter()
             try:
                 ledger = ck.compare_calibration(

@@ -48,7 +48,7 @@ def make_log(path: Path, *, seed: int = 0) -> Path:
 def run(out: Path, *, engine: str = "duckdb", seed: int = 0) -> ck.Monitor:
     path = make_log(out / "prediction_log.parquet", seed=seed)
     result = ck.monitor(str(path) if engine == "duckdb" else path, by="week", engine=engine)
-    ck.save_figure(ck.monitor_plot(result), out / "monitor.png")
+    ck.save_figure(out / "monitor.png", ck.monitor_plot(result))
     return result
 
 

@@ -156,7 +156,7 @@ def run(out_dir: str | Path) -> Results:
             "population before use."
         ),
     )
-    record_path = ck.write_record(record, out_dir / RECORD_NAME)
+    record_path = ck.write_record(out_dir / RECORD_NAME, record)
     read_back = ck.read_record(record_path)  # checked against the JSON Schema
     check = ck.verify_record(read_back, LOGITS, LABELS)
     changed = LABELS.copy()

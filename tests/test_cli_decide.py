@@ -79,7 +79,7 @@ def test_densenet_json(densenet_json):
     rows = {r["key"]: r for r in table["rows"]}
     assert list(rows) == ["act_all", "defer_all", "chow", "chosen", "chow_calibrated"]
     assert rows["defer_all"]["cost"] == 1.0 and rows["defer_all"]["risk"] is None
-    assert rows["act_all"]["cost"] == pytest.approx(10 * table["test_error_rate"], abs=1e-12)
+    assert rows["act_all"]["cost"] == pytest.approx(10 * table["eval_error_rate"], abs=1e-12)
     assert table["temperature"] > 1 and table["calibrated_by"] == "temperature scaling"
     assert table["risk_coverage"]["e_aurc"] > 0
     assert d["actions"] is None and d["guarantee"] is None
@@ -94,7 +94,7 @@ def test_densenet_json_follows_the_library(densenet_json):
     choice = ck.choose_threshold(conf[choose], out[choose], 10, 1)
     rows = {r["key"]: r for r in densenet_json["policy_table"]["rows"]}
     assert rows["chosen"]["threshold"] == choice.threshold
-    assert rows["chosen"]["validation_cost"] == pytest.approx(choice.cost)
+    assert rows["chosen"]["choice_cost"] == pytest.approx(choice.cost)
     rc = ck.risk_coverage(conf[report], out[report])
     assert densenet_json["policy_table"]["risk_coverage"]["aurc"] == pytest.approx(rc.aurc)
     assert densenet_json["policy_table"]["temperature"] == pytest.approx(

@@ -162,14 +162,14 @@ def test_apply_without_labels_writes_only_probabilities(tmp_path):
     assert pq.read_table(out).column_names == ["prob_0", "prob_1", "prob_2"]
 
 
-def test_probability_columns_fit_a_from_probs_map(tmp_path):
+def test_probability_columns_fit_a_probability_map(tmp_path):
     z, y = overconfident()
     p = ck.softmax(z)
     data = write_csv(tmp_path / "p.csv", {**{f"prob_{k}": p[:, k] for k in range(3)}, "label": y})
     cal = tmp_path / "cal.json"
     result = invoke("fit", data, "--method", "temperature", "--out", cal, *FAST)
     assert result.exit_code == 0, result.output
-    assert json.loads(cal.read_text())["params"]["from_probs"] is True
+    assert json.loads(cal.read_text())["params"]["from_logits"] is False
     # the same map refuses logits
     logits = logit_csv(tmp_path / "z.csv", z, y)
     out = tmp_path / "o.parquet"
@@ -457,8 +457,8 @@ def test_fit_refuses_probability_columns_named_as_logits(tmp_path):
     assert_bad_input(
         invoke(*args),
         "every row of scores (read as logits) lies in [0, 1] and sums to 1: these look like "
-        "probabilities. Pass them as probabilities (from_probs=True, or from_logits=False where "
-        "the function has it; --probs on the command line)",
+        "probabilities. Pass them as probabilities (from_logits=False; --probs on the command "
+        "line)",
     )
     assert not out.exists()
     # --probs reads them as what they are; --no-check-logits insists on the old reading
@@ -468,7 +468,7 @@ def test_fit_refuses_probability_columns_named_as_logits(tmp_path):
         ).exit_code
         == 0
     )
-    assert load_calibrator(out).from_probs is True
+    assert load_calibrator(out).from_logits is False
     result = invoke(*args, "--no-check-logits")
     assert result.exit_code == 0, result.output
     saved = load_calibrator(out)
@@ -527,7 +527,7 @@ def test_forest_probabilities_need_clip_and_apply_clips_alike(tmp_path):
     assert f"PlattScaling.predict_proba: clip=1e-07 moved {every} rows of {y.size}" in result.stderr
     table = pq.read_table(applied)
     got = np.column_stack([table.column(f"prob_{k}").to_numpy() for k in range(2)])
-    reference = ck.PlattScaling(from_probs=True).fit(np.clip(probs[cal], 1e-7, 1 - 1e-7), y[cal])
+    reference = ck.PlattScaling(from_logits=False).fit(np.clip(probs[cal], 1e-7, 1 - 1e-7), y[cal])
     np.testing.assert_allclose(
         got, reference.predict_proba(np.clip(probs, 1e-7, 1 - 1e-7)), rtol=1e-12
     )

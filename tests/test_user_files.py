@@ -374,7 +374,7 @@ def test_a_csv_keeps_its_columns_as_written(tmp_path: Path) -> None:
     ids = [f"{i:05d}" for i in range(p.size)]
     rows = "".join(f"{i},{x!r},{t},{'ab'[t]}\n" for i, x, t in zip(ids, p.tolist(), y, strict=True))
     path.write_text("zip,p_default,target,letter\n" + rows)
-    scaler = ck.PlattScaling(from_probs=True).fit(p, y)
+    scaler = ck.PlattScaling(from_logits=False).fit(p, y)
     table = calibrate_table(str(path), scaler).table
     assert table.column_names == ["zip", "prob_1", "target", "letter"]
     assert table.column("zip").to_pylist() == ids

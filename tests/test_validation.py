@@ -80,7 +80,7 @@ CONF_OUT: dict[str, Fn] = {
     "debiased_squared_ce": lambda c, o: ck.debiased_squared_ce(c, o, n_bins=2),
     "spiegelhalter_z": lambda c, o: ck.spiegelhalter_z(c, o),
     "calibration_slope": lambda c, o: ck.calibration_slope(c, o),
-    "hosmer_lemeshow": lambda c, o: ck.hosmer_lemeshow(c, o, n_groups=2),
+    "hosmer_lemeshow": lambda c, o: ck.hosmer_lemeshow(c, o, n_bins=2),
     "BinStats.from_forecasts": lambda c, o: ck.BinStats.from_forecasts(c, o, edges=EDGES4),
     "BinStats.from_chunks": lambda c, o: ck.BinStats.from_chunks([(c, o)], edges=EDGES4),
 }
@@ -547,9 +547,9 @@ def test_bad_n_bins_rejected(fn, value):
         fn(n_bins=value)
 
 
-def test_bad_n_groups_rejected_by_its_own_name():
-    with pytest.raises(ck.InputError, match=all_of("n_groups", "got 0")):
-        ck.hosmer_lemeshow(CONF, OUT, n_groups=0)
+def test_hosmer_lemeshow_bad_n_bins_rejected_by_its_own_name():
+    with pytest.raises(ck.InputError, match=all_of("n_bins", "got 0")):
+        ck.hosmer_lemeshow(CONF, OUT, n_bins=0)
 
 
 @_params({k: v for k, v in N_BINS_FUNCS.items()})

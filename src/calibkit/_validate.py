@@ -8,6 +8,7 @@ renormalised or dropped here: data is either usable as it is or rejected.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -713,8 +714,8 @@ def scores(x: Any, *, where: str, name: str = "logits", ndim: int | tuple[int, .
 
 #: How to say "these are probabilities" to a function that reads logits, and how to insist.
 AS_PROBABILITIES = (
-    "Pass them as probabilities (from_probs=True, or from_logits=False where the function has "
-    "it; --probs on the command line), or pass their logs as logits ({logs})."
+    "Pass them as probabilities (from_logits=False; --probs on the command line), or pass "
+    "their logs as logits ({logs})."
 )
 INSIST_LOGITS = (
     "If they really are logits (or scores on a scale that happens to lie in [0, 1]), pass "
@@ -739,7 +740,7 @@ def logits_not_probabilities(
     >>> v.logits_not_probabilities(np.array([[0.9, 0.1], [0.3, 0.7]]), where="fit")
     Traceback (most recent call last):
     ...
-    calibkit._errors.InputError: fit: every row of the logits lies in [0, 1] and sums to 1: these look like probabilities. Pass them as probabilities (from_probs=True, or from_logits=False where the function has it; --probs on the command line), or pass their logs as logits (np.log(p)). If they really are logits (or scores on a scale that happens to lie in [0, 1]), pass check_logits=False (--no-check-logits on the command line).
+    calibkit._errors.InputError: fit: every row of the logits lies in [0, 1] and sums to 1: these look like probabilities. Pass them as probabilities (from_logits=False; --probs on the command line), or pass their logs as logits (np.log(p)). If they really are logits (or scores on a scale that happens to lie in [0, 1]), pass check_logits=False (--no-check-logits on the command line).
     >>> v.logits_not_probabilities(np.array([0.2, 0.9]), where="fit", check=False)
     """  # noqa: E501
     if not isinstance(check, (bool, np.bool_)):
@@ -850,6 +851,26 @@ def n_bins(value: Any, *, where: str, name: str = "n_bins") -> int:
             "are usual; use strategy='quantile' for equal-count bins."
         )
     return count
+
+
+def output_path(path: Any, *, where: str, call: str) -> str | os.PathLike[str]:
+    """The file a ``write_x(path, obj)`` function writes to: a ``str`` or ``os.PathLike``. The
+    object given first instead (the order of other libraries) is refused, naming ``call``.
+
+    Examples
+    --------
+    >>> from calibkit import _validate as v
+    >>> v.output_path(["not", "a", "path"], where="save_x", call="save_x(path, x)")
+    Traceback (most recent call last):
+    ...
+    calibkit._errors.InputError: save_x: path must be a file path (str or os.PathLike), got list; the path comes first: save_x(path, x).
+    """  # noqa: E501
+    if isinstance(path, (str, os.PathLike)):
+        return path
+    raise InputError(
+        f"{where}: path must be a file path (str or os.PathLike), got {type(path).__name__}; "
+        f"the path comes first: {call}."
+    )
 
 
 def level(value: Any, *, where: str, name: str = "level") -> float:

@@ -88,10 +88,10 @@ MALFORMED = [
     ("temperature", ("params",), [], "params must be an object, got []"),
     ("temperature", ("state",), None, "state must be an object, got null"),
     # temperature
-    ("temperature", ("params", "from_probs"), "false", 'params.from_probs must be true or false, got "false"'),
-    ("temperature", ("params", "from_probs"), 0, "params.from_probs must be true or false, got 0"),
+    ("temperature", ("params", "from_logits"), "false", 'params.from_logits must be true or false, got "false"'),
+    ("temperature", ("params", "from_logits"), 0, "params.from_logits must be true or false, got 0"),
     ("temperature", ("params", "method"), "fast", "params.method must be one of 'newton', 'golden', got \"fast\""),
-    ("temperature", ("params", "speed"), 1, "params has unknown field(s) speed (known: from_probs, method, clip, check_logits)"),
+    ("temperature", ("params", "speed"), 1, "params has unknown field(s) speed (known: from_logits, method, clip, check_logits)"),
     ("temperature", ("params", "method"), ..., "params is missing method"),
     ("temperature", ("state", "n_classes"), 1, "state.n_classes must be at least 2, got 1"),
     ("temperature", ("state", "n_classes"), 2.5, "state.n_classes must be an integer, got 2.5"),
@@ -131,7 +131,7 @@ MALFORMED = [
     ("beta", ("state", "maps", 0, "a"), -1.0, "state.maps[0]: a beta map needs finite a, b >= 0"),
     # vector
     ("vector", ("params", "l2"), -1.0, "params.l2 must be at least 0.0, got -1.0"),
-    ("vector", ("params", "from_probs"), "false", 'params.from_probs must be true or false, got "false"'),
+    ("vector", ("params", "from_logits"), "false", 'params.from_logits must be true or false, got "false"'),
     ("vector", ("state", "weights"), [["1"]], 'state.weights[0] must be a number, got ["1"]'),
     ("vector", ("state", "bias"), [0.0], "expected weights of shape (3,) and bias of shape (3,)"),
     # matrix
@@ -168,11 +168,11 @@ def test_a_calibration_record_copy_loads():
     r = ck.calibration_record(ck.audit(ts.predict_proba(z), y, n_boot=50, n_sims=50), calibrator=ts)
     assert ck.Calibrator.from_dict(r["calibrator"]).temperature_ == ts.temperature_
     with pytest.raises(
-        ck.InputError, match=r"calibration_record: calibrator: malformed .*from_probs"
+        ck.InputError, match=r"calibration_record: calibrator: malformed .*from_logits"
     ):
         ck.calibration_record(
             ck.audit(ts.predict_proba(z), y, n_boot=50, n_sims=50),
-            calibrator=put(ts.to_dict(), ("params", "from_probs"), "no"),
+            calibrator=put(ts.to_dict(), ("params", "from_logits"), "no"),
         )
 
 
@@ -199,17 +199,17 @@ def test_numbers_json_cannot_hold_in_a_file(tmp_path, fitted, text, message):
     assert message in str(info.value)
 
 
-def test_apply_refuses_from_probs_as_a_string(tmp_path, fitted):
+def test_apply_refuses_from_logits_as_a_string(tmp_path, fitted):
     """``"false"`` is truthy: the old apply read logits as probabilities without a word."""
     z, _ = logits(50)
     data = tmp_path / "z.parquet"
     pq.write_table(pa.table({f"logit_{k}": z[:, k] for k in range(3)}), data)
     cal = tmp_path / "t.json"
-    cal.write_text(json.dumps(put(fitted["temperature"], ("params", "from_probs"), "false")))
+    cal.write_text(json.dumps(put(fitted["temperature"], ("params", "from_logits"), "false")))
     out = tmp_path / "out.parquet"
     assert_bad_input(
         invoke("apply", cal, data, "--out", out, "--logits", "logit_*"),
-        'params.from_probs must be true or false, got "false"',
+        'params.from_logits must be true or false, got "false"',
     )
     cal.write_text(json.dumps(put(fitted["temperature"], ("state", "n_evaluations"), 10**400)))
     assert_bad_input(
@@ -316,7 +316,7 @@ def files(tmp_path, fitted) -> dict[str, Path]:
     cal.write_text(json.dumps(fitted["temperature"]))
     record = tmp_path / "r.json"
     rec = ck.calibration_record(ck.audit(ck.softmax(z), y, n_boot=50, n_sims=50))
-    ck.write_record(rec, record)
+    ck.write_record(record, rec)
     (tmp_path / "link.parquet").symlink_to(parquet)
     (tmp_path / "link.png").symlink_to(parquet)
     return {"npz": npz, "parquet": parquet, "cal": cal, "record": record}

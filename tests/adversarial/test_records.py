@@ -104,7 +104,7 @@ def test_an_edited_ece_is_refused_on_every_read(tmp_path, unsigned):
     with pytest.raises(ck.InputError, match=f"^compare_records: new record: {message}"):
         compare_records(unsigned, edited)
     with pytest.raises(ck.InputError, match=f"^write_record: {message}"):
-        write_record(edited, tmp_path / "again.json")
+        write_record(tmp_path / "again.json", edited)
     with pytest.raises(ck.InputError, match="signing it would vouch for the edit"):
         sign_record(edited, key=KEY)
     assert not (tmp_path / "again.json").exists()
@@ -194,7 +194,7 @@ def test_a_signed_record_verifies_with_its_key(tmp_path, data):
     key_id = hmac.new(KEY.encode(), b"calibkit record key id", hashlib.sha256).hexdigest()[:16]
     assert r["signature"] == {"algorithm": "hmac-sha256", "key_id": key_id, "value": expected}
     assert r["digest"]["value"] == hashlib.sha256(canonical(r)).hexdigest()
-    path = write_record(r, tmp_path / "signed.json", key=KEY)
+    path = write_record(tmp_path / "signed.json", r, key=KEY)
     assert read_record(path, key=KEY, require_signature=True) == r
     trust = check_record(r, key=KEY)
     assert trust.status == "signed-verified" and trust.key_id == key_id
@@ -204,7 +204,7 @@ def test_a_signed_record_verifies_with_its_key(tmp_path, data):
 
 
 def test_a_signature_made_with_another_key_is_refused(tmp_path, data):
-    path = write_record(record_of(*data, key=KEY), tmp_path / "signed.json")
+    path = write_record(tmp_path / "signed.json", record_of(*data, key=KEY))
     ours = hmac.new(KEY.encode(), b"calibkit record key id", hashlib.sha256).hexdigest()[:16]
     theirs = hmac.new(OTHER_KEY.encode(), b"calibkit record key id", hashlib.sha256).hexdigest()
     with pytest.raises(
@@ -218,7 +218,7 @@ def test_a_signature_made_with_another_key_is_refused(tmp_path, data):
 
 
 def test_a_signed_record_read_without_a_key_says_it_was_not_verified(tmp_path, data):
-    path = write_record(record_of(*data, key=KEY), tmp_path / "signed.json")
+    path = write_record(tmp_path / "signed.json", record_of(*data, key=KEY))
     with pytest.warns(ck.CalibkitWarning, match="signature could not be verified"):
         read_record(path)
     with pytest.raises(ck.InputError, match="is signed .* but there is no key to verify it"):
@@ -232,7 +232,7 @@ def test_the_key_from_the_environment(tmp_path, monkeypatch, unsigned, data):
         r["signature"]["value"] == hmac.new(KEY.encode(), canonical(r), hashlib.sha256).hexdigest()
     )
     assert "signature" not in unsigned
-    path = write_record(unsigned, tmp_path / "u.json")  # signed on the way out
+    path = write_record(tmp_path / "u.json", unsigned)  # signed on the way out
     stored = json.loads(path.read_text())
     expected = hmac.new(KEY.encode(), canonical(unsigned), hashlib.sha256).hexdigest()
     assert stored["signature"]["value"] == expected
@@ -271,9 +271,9 @@ def three(tmp_path, data):
     """An unsigned record, a signed one, and one signed with another key."""
     z, y = cohort(1000, 1)
     return {
-        "unsigned": write_record(record_of(*data), tmp_path / "unsigned.json"),
-        "signed": write_record(record_of(z, y, key=KEY), tmp_path / "signed.json"),
-        "other": write_record(record_of(z, y, key=OTHER_KEY), tmp_path / "other.json"),
+        "unsigned": write_record(tmp_path / "unsigned.json", record_of(*data)),
+        "signed": write_record(tmp_path / "signed.json", record_of(z, y, key=KEY)),
+        "other": write_record(tmp_path / "other.json", record_of(z, y, key=OTHER_KEY)),
     }
 
 

@@ -174,7 +174,9 @@ def test_closed_form_is_the_lower_envelope(seed):
     l_defer = rng.uniform(0.05, 0.95) * l_wrong
     l_ask = rng.uniform(0, 1.5) * l_defer
     l_ask_wrong = l_ask + rng.uniform(0, 1.5) * l_wrong
-    act_t, ask_t = calibrated_actions(l_wrong, l_defer, l_ask, l_ask_wrong)
+    act_t, ask_t = calibrated_actions(
+        l_wrong=l_wrong, l_defer=l_defer, l_ask=l_ask, l_ask_wrong=l_ask_wrong
+    )
     assert 0.0 <= ask_t <= act_t <= 1.0
     p = np.linspace(0, 1, 2001)
     lines = np.stack(
@@ -186,9 +188,17 @@ def test_closed_form_is_the_lower_envelope(seed):
 
 
 def test_closed_form_special_cases():
-    assert calibrated_actions(10.0, 1.0, 2.0, 2.0) == (0.9, 0.9)  # dominated by escalating
-    assert calibrated_actions(10.0, 1.0, 0.0, 12.0) == (0.9, 0.9)  # steeper than acting
-    act, ask = calibrated_actions(10.0, 1.0, 0.5, 0.5)  # constant, below escalating: never escalate
+    assert calibrated_actions(l_wrong=10.0, l_defer=1.0, l_ask=2.0, l_ask_wrong=2.0) == (
+        0.9,
+        0.9,
+    )  # dominated by escalating
+    assert calibrated_actions(l_wrong=10.0, l_defer=1.0, l_ask=0.0, l_ask_wrong=12.0) == (
+        0.9,
+        0.9,
+    )  # steeper than acting
+    act, ask = calibrated_actions(
+        l_wrong=10.0, l_defer=1.0, l_ask=0.5, l_ask_wrong=0.5
+    )  # constant, below escalating: never escalate
     assert (act, ask) == (pytest.approx(0.95), 0.0)
 
 

@@ -140,7 +140,7 @@ def test_breast_cancer_table_chooses_on_validation_and_reports_on_test():
     # the Bayes threshold misses no cancer in the test rows and beats the argmax there
     assert t.row("bayes").false_negatives == 0
     assert t.row("bayes").cost < t.row("argmax").cost
-    assert t.n_validation == 142 and t.n_test == 143 and t.test_positives == int(y.sum())
+    assert t.n == 142 and t.n_eval == 143 and t.eval_positives == int(y.sum())
     text = str(t)
     assert "Bayes threshold (calibrated P)    0.04762" in text
     d2 = t.to_dict()

@@ -84,10 +84,10 @@ def test_every_function_reads_probs_and_labels_as_the_predicted_class():
     g = guaranteed_threshold(probs=p, labels=y, target_risk=0.2)
     assert g == guaranteed_threshold(conf, right, target_risk=0.2)
     kw = policy_table(
-        val_probs=p[:200],
-        val_labels=y[:200],
-        test_probs=p[200:],
-        test_labels=y[200:],
+        probs=p[:200],
+        labels=y[:200],
+        eval_probs=p[200:],
+        eval_labels=y[200:],
         l_wrong=10,
         l_defer=1,
     )
@@ -199,7 +199,7 @@ def test_a_two_dimensional_confidence_points_to_probs():
             ck.InputError, match=rf"{where}: confidence is 2-D \(shape \(2, 2\)\).*pass probs="
         ):
             call()
-    with pytest.raises(ck.InputError, match=r"policy_table \(validation\): val_conf is 2-D"):
+    with pytest.raises(ck.InputError, match=r"policy_table \(validation\): confidence is 2-D"):
         policy_table(probs, [0, 1], [0.9], [1], l_wrong=10, l_defer=1)
 
 

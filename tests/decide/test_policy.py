@@ -49,7 +49,7 @@ def test_five_predictions_on_themselves():
     assert t.row("act_all").coverage == 1.0 and t.row("act_all").risk == pytest.approx(0.4)
     assert t.row("defer_all").coverage == 0.0 and math.isnan(t.row("defer_all").risk)
     # chosen and reported on the same data here, so the validation cost is the test cost
-    assert all(r.validation_cost == r.cost for r in t.rows)
+    assert all(r.choice_cost == r.cost for r in t.rows)
     assert t.calibrated_curve is None and t.calibrated_by is None
 
 
@@ -61,7 +61,7 @@ def test_validation_chooses_test_reports():
     t = policy_table(val_conf, val_out, test_conf, test_out, l_wrong=10, l_defer=1)
     chosen = t.row("chosen")
     assert chosen.threshold == 0.9
-    assert chosen.validation_cost == pytest.approx(t.choice.cost) == pytest.approx(2 / 4)
+    assert chosen.choice_cost == pytest.approx(t.choice.cost) == pytest.approx(2 / 4)
     assert chosen.coverage == 0.25 and chosen.cost == pytest.approx(3 / 4)
     assert ck.choose_threshold(test_conf, test_out, 10, 1).cost == 0.0  # what test alone picks
     assert t.row("act_all").cost == 0.0 and t.best.key == "act_all"
@@ -90,8 +90,8 @@ def test_recalibrated_chow_row():
         val_out,
         l_wrong=10,
         l_defer=1,
-        calibrated_val_conf=cal_val,
-        calibrated_test_conf=cal_val,
+        calibrated_confidence=cal_val,
+        calibrated_eval_confidence=cal_val,
         calibrated_by="a hand-made map",
     )
     row = t.row("chow_calibrated")
@@ -111,7 +111,7 @@ def test_str_and_to_dict():
     d = json.loads(json.dumps(t.to_dict(), allow_nan=False))
     assert [r["key"] for r in d["rows"]] == KEYS[:4]
     assert d["rows"][1]["threshold"] is None and d["rows"][1]["risk"] is None
-    assert d["validation_choice"]["threshold"] == 0.9
+    assert d["choice"]["threshold"] == 0.9
     assert d["risk_coverage"]["aurc"] == pytest.approx(t.curve.aurc)
     assert d["calibrated_risk_coverage"] is None
 
@@ -127,12 +127,14 @@ def test_bad_costs():
 
 
 def test_one_calibrated_array_alone():
-    with pytest.raises(ck.InputError, match="pass calibrated_val_conf and calibrated_test_conf"):
-        policy_table(CONF, OUT, CONF, OUT, l_wrong=10, l_defer=1, calibrated_val_conf=CONF)
+    with pytest.raises(
+        ck.InputError, match="pass calibrated_confidence and calibrated_eval_confidence"
+    ):
+        policy_table(CONF, OUT, CONF, OUT, l_wrong=10, l_defer=1, calibrated_confidence=CONF)
 
 
 def test_calibrated_length_mismatch():
-    with pytest.raises(ck.InputError, match="calibrated_test_conf has 4 entries"):
+    with pytest.raises(ck.InputError, match="calibrated_eval_confidence has 4 entries"):
         policy_table(
             CONF,
             OUT,
@@ -140,15 +142,17 @@ def test_calibrated_length_mismatch():
             OUT,
             l_wrong=10,
             l_defer=1,
-            calibrated_val_conf=CONF,
-            calibrated_test_conf=CONF[:4],
+            calibrated_confidence=CONF,
+            calibrated_eval_confidence=CONF[:4],
         )
 
 
 def test_bad_test_split():
-    with pytest.raises(ck.InputError, match=r"policy_table \(test\): test_conf must not contain"):
+    with pytest.raises(
+        ck.InputError, match=r"policy_table \(test\): eval_confidence must not contain"
+    ):
         policy_table(CONF, OUT, [0.9, np.nan], [1, 0], l_wrong=10, l_defer=1)
-    with pytest.raises(ck.InputError, match=r"policy_table \(validation\): val_conf is empty"):
+    with pytest.raises(ck.InputError, match=r"policy_table \(validation\): confidence is empty"):
         policy_table([], [], CONF, OUT, l_wrong=10, l_defer=1)
 
 
@@ -189,14 +193,14 @@ def test_decision_report_binary_scores_keep_the_curve():
 def test_densenet_identities(densenet, densenet_table):
     t = densenet_table
     assert [r.key for r in t.rows] == KEYS
-    assert t.n_validation == 5000 and t.n_test == 10000
+    assert t.n == 5000 and t.n_eval == 10000
     conf, out = act_forecast(densenet["test_logits"], densenet["test_labels"], from_logits=True)
     error_rate = 1 - out.mean()
     # defer everything costs exactly l_defer; act on everything costs error rate * l_wrong
-    assert t.row("defer_all").cost == 1.0 and t.row("defer_all").validation_cost == 1.0
+    assert t.row("defer_all").cost == 1.0 and t.row("defer_all").choice_cost == 1.0
     assert t.row("act_all").cost == pytest.approx(error_rate * 10, abs=1e-12)
     assert t.row("act_all").risk == pytest.approx(error_rate, abs=1e-12)
-    assert t.test_error_rate == pytest.approx(error_rate)
+    assert t.eval_error_rate == pytest.approx(error_rate)
     # the threshold is the validation choice, its test cost the cost per case at that threshold
     val_conf, val_out = act_forecast(
         densenet["val_logits"], densenet["val_labels"], from_logits=True
@@ -204,16 +208,16 @@ def test_densenet_identities(densenet, densenet_table):
     choice = ck.choose_threshold(val_conf, val_out, 10, 1)
     chosen = t.row("chosen")
     assert chosen.threshold == choice.threshold == t.choice.threshold
-    assert chosen.validation_cost == pytest.approx(choice.cost, abs=1e-15)
-    cost, n_acted, _ = cost_at(conf, out, choice.threshold, 10.0, 1.0)
+    assert chosen.choice_cost == pytest.approx(choice.cost, abs=1e-15)
+    cost, n_acted, _ = cost_at(conf, out, choice.threshold, l_wrong=10.0, l_defer=1.0)
     assert chosen.cost == cost and chosen.n_acted == n_acted
     # reported, not optimised on test: the test's own best threshold is another one
     on_test = ck.choose_threshold(conf, out, 10, 1)
     assert on_test.threshold != chosen.threshold
     assert on_test.cost <= chosen.cost
     # the chosen threshold's validation cost is at most acting on all or deferring all there
-    assert chosen.validation_cost <= t.row("act_all").validation_cost
-    assert chosen.validation_cost <= t.row("defer_all").validation_cost
+    assert chosen.choice_cost <= t.row("act_all").choice_cost
+    assert chosen.choice_cost <= t.row("defer_all").choice_cost
     # the curve is that of the test confidences
     rc = ck.risk_coverage(conf, out)
     assert t.curve.aurc == rc.aurc and t.curve.e_aurc == rc.e_aurc

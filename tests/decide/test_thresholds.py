@@ -36,7 +36,7 @@ def test_chow_costs_50_and_2_on_a_miscalibrated_confidence():
     out[[0, 10, 20, 30, 45, 55, 65, 75, 85, 95]] = 0  # 10 wrong: right 90% of the time
     acted = conf >= lam
     assert acted.all() and out[acted].mean() == 0.9
-    cost, n_acted, wrong = cost_at(conf, out, lam, 50.0, 2.0)
+    cost, n_acted, wrong = cost_at(conf, out, lam, l_wrong=50.0, l_defer=2.0)
     assert (n_acted, wrong) == (100, 10)
     assert cost == pytest.approx(5.0)
     # deferring them costs 2; the cost-minimising threshold on these data defers (acting costs more at every
@@ -67,7 +67,7 @@ def test_five_predictions_choice_is_0_9_at_0_6_per_case():
     [(1.0, 1.0), (0.95, 0.8), (0.9, 0.6), (0.8, 2.4), (0.7, 2.2), (0.6, 4.0), (0.0, 4.0)],
 )
 def test_five_predictions_cost_per_case_at_every_threshold(threshold, cost):
-    got, _, _ = cost_at(np.array(CONF), np.array(OUT), threshold, 10.0, 1.0)
+    got, _, _ = cost_at(np.array(CONF), np.array(OUT), threshold, l_wrong=10.0, l_defer=1.0)
     assert got == pytest.approx(cost, abs=1e-12)
 
 
@@ -124,10 +124,10 @@ def test_choice_never_costs_more_than_acting_on_all_or_deferring_all(rows, ratio
     assert c.cost <= l_defer + 1e-12
     # and no observed threshold beats it
     for t in np.unique(conf):
-        got, _, _ = cost_at(conf, out, float(t), l_wrong, l_defer)
+        got, _, _ = cost_at(conf, out, float(t), l_wrong=l_wrong, l_defer=l_defer)
         assert c.cost <= got + 1e-12
     # its reported cost is the cost per case at its threshold
-    again, n_acted, _ = cost_at(conf, out, c.threshold, l_wrong, l_defer)
+    again, n_acted, _ = cost_at(conf, out, c.threshold, l_wrong=l_wrong, l_defer=l_defer)
     assert again == pytest.approx(c.cost, abs=1e-12) and n_acted == c.n_acted
 
 

@@ -413,7 +413,7 @@ def test_reference_record(drift: Any, tmp_path: Any) -> None:
     record = ck.calibration_record(
         ck.audit(drift.logits[week1], drift.labels[week1], from_logits=True), model="resnet"
     )
-    path = ck.write_record(record, tmp_path / "week1.json")
+    path = ck.write_record(tmp_path / "week1.json", record)
     for reference in (path, str(path), ck.read_record(path)):
         m = ck.monitor(drift.path, by="week", reference=reference, n_boot=50)
         assert m.reference == "the record of resnet"

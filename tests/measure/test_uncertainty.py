@@ -87,14 +87,14 @@ def test_spiegelhalter_undefined_when_all_forecasts_are_half():
 
 def test_hosmer_lemeshow_by_hand():
     # two equal-mass groups: {0.2, 0.2} with 1 event, {0.8, 0.8} with 2 events
-    result = ck.hosmer_lemeshow([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], n_groups=2)
+    result = ck.hosmer_lemeshow([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], n_bins=2)
     by_hand = (1 - 0.4) ** 2 / (0.4 * 0.8) + (2 - 1.6) ** 2 / (1.6 * 0.2)
     assert result.statistic == pytest.approx(by_hand)
     assert result.df == 2 and result.p_value == pytest.approx(stats.chi2.sf(by_hand, 2))
-    fitted = ck.hosmer_lemeshow([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], n_groups=2, fitted=True)
+    fitted = ck.hosmer_lemeshow([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], n_bins=2, fitted=True)
     assert fitted.df == 0 and np.isnan(fitted.p_value)
 
 
 def test_hosmer_lemeshow_infinite_for_certain_forecasts_that_fail():
-    result = ck.hosmer_lemeshow([1.0, 1.0, 0.5, 0.5], [0, 1, 1, 0], n_groups=2)
+    result = ck.hosmer_lemeshow([1.0, 1.0, 0.5, 0.5], [0, 1, 1, 0], n_bins=2)
     assert result.statistic == np.inf and "contrary" in result.note

@@ -93,7 +93,7 @@ def test_negative_coefficient_is_dropped_and_refitted():
 def test_am_is_platt_on_the_logit_and_ab_fixes_m():
     p, y = sample(1.5, 1.5, 0.3, n=4000, seed=5)
     am = BetaCalibration(parameters="am").fit(p, y)
-    platt = PlattScaling(smooth_targets=False, from_probs=True).fit(p, y)
+    platt = PlattScaling(smooth_targets=False, from_logits=False).fit(p, y)
     np.testing.assert_allclose(am.predict_proba(p), platt.predict_proba(p), rtol=1e-9)
     ab = BetaCalibration(parameters="ab").fit(p, y)
     assert ab.m_[0] == pytest.approx(0.5, abs=1e-12)

@@ -92,14 +92,14 @@ def test_temperature_refuses_probabilities_passed_as_logits(digits_lr):
     with pytest.raises(
         ck.InputError,
         match=r"TemperatureScaling.fit: every row of the logits lies in \[0, 1\] and sums to 1: "
-        r"these look like probabilities\. Pass them as probabilities \(from_probs=True.*--probs "
+        r"these look like probabilities\. Pass them as probabilities \(from_logits=False.*--probs "
         r".*np\.log\(p\).*check_logits=False \(--no-check-logits",
     ):
         ck.TemperatureScaling().fit(probs, y)
     with pytest.raises(ck.InputError, match=LOOK_LIKE):
         ck.fit_temperature(probs, y)
     # the fixes it names: the probabilities as such, or their logs as logits, agree exactly
-    as_probs = ck.TemperatureScaling(from_probs=True).fit(probs, y).temperature_
+    as_probs = ck.TemperatureScaling(from_logits=False).fit(probs, y).temperature_
     assert as_probs == ck.TemperatureScaling().fit(np.log(probs), y).temperature_
     # insisting gives the maximum-likelihood T of the probabilities read as logits
     insisted = ck.TemperatureScaling(check_logits=False).fit(probs, y).temperature_
@@ -125,7 +125,7 @@ def test_every_map_that_reads_logits_refuses_probabilities(digits_lr, cancer_lr)
         ):
             calibrator.fit(p, yb)
     # as probabilities, Platt scaling is the logistic regression of y on their log-odds
-    on_probs = ck.PlattScaling(from_probs=True).fit(p, yb)
+    on_probs = ck.PlattScaling(from_logits=False).fit(p, yb)
     on_logits = ck.PlattScaling().fit(np.log(p) - np.log1p(-p), yb)
     np.testing.assert_allclose(on_probs.a_, on_logits.a_, rtol=1e-12)
 
@@ -161,17 +161,15 @@ def test_decision_report_refuses_calibrated_probabilities(cancer_lr):
     half = p.size // 2
     with pytest.raises(
         ck.InputError,
-        match=f"decision_report: every value of val_logits .*{LOOK_LIKE}.*policy_table",
+        match=f"decision_report: every value of the logits .*{LOOK_LIKE}.*policy_table",
     ):
         decision_report(p[:half], y[:half], p[half:], y[half:], l_wrong=10, l_defer=1)
-    with pytest.raises(
-        ck.InputError, match=f"policy_table \\(validation\\): .*val_probs.*{LOOK_LIKE}"
-    ):
+    with pytest.raises(ck.InputError, match=f"policy_table \\(validation\\): .*probs.*{LOOK_LIKE}"):
         policy_table(
-            val_probs=p[:half],
-            val_labels=y[:half],
-            test_probs=p[half:],
-            test_labels=y[half:],
+            probs=p[:half],
+            labels=y[:half],
+            eval_probs=p[half:],
+            eval_labels=y[half:],
             l_wrong=10,
             l_defer=1,
             from_logits=True,
@@ -269,10 +267,13 @@ def test_forest_probabilities_are_refused_naming_the_users_value(cancer_rf):
         rf"{np.count_nonzero(probs == 0)} values of probs are, first at row {zero[0]}, column "
         rf"{zero[1]}: 0\.0\. Pass clip=1e-7",
     ):
-        ck.TemperatureScaling(from_probs=True).fit(probs, y)
+        ck.TemperatureScaling(from_logits=False).fit(probs, y)
     p1 = probs[:, 1]
     first = int(np.argmax((p1 == 0) | (p1 == 1)))
-    for calibrator in (ck.TemperatureScaling(from_probs=True), ck.PlattScaling(from_probs=True)):
+    for calibrator in (
+        ck.TemperatureScaling(from_logits=False),
+        ck.PlattScaling(from_logits=False),
+    ):
         with pytest.raises(
             ck.InputError,
             match=rf"the log-odds is infinite for a probability of exactly 0 or 1; "
@@ -295,14 +296,14 @@ def test_forest_probabilities_are_refused_naming_the_users_value(cancer_rf):
 @pytest.mark.parametrize(
     ("name", "settings", "binary"),
     [
-        ("temperature", {"from_probs": True}, False),
-        ("temperature", {"from_probs": True}, True),
-        ("platt", {"from_probs": True}, True),
-        ("platt", {"from_probs": True, "multiclass": "top-label"}, False),
+        ("temperature", {"from_logits": False}, False),
+        ("temperature", {"from_logits": False}, True),
+        ("platt", {"from_logits": False}, True),
+        ("platt", {"from_logits": False, "multiclass": "top-label"}, False),
         ("beta", {}, True),
         ("beta", {"multiclass": "top-label"}, False),
-        ("vector", {"from_probs": True}, False),
-        ("matrix", {"from_probs": True, "l2": 1.0, "intercept": 1.0}, False),
+        ("vector", {"from_logits": False}, False),
+        ("matrix", {"from_logits": False, "l2": 1.0, "intercept": 1.0}, False),
     ],
 )
 def test_clip_moves_the_probabilities_with_a_count_in_fit_and_predict(
@@ -332,7 +333,7 @@ def test_clip_moves_the_probabilities_with_a_count_in_fit_and_predict(
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-15)
 
     # the setting is saved with the map, and a loaded map clips alike
-    path = save_calibrator(fitted, tmp_path / "map.json")
+    path = save_calibrator(tmp_path / "map.json", fitted)
     assert json.loads(path.read_text())["params"]["clip"] == eps
     with pytest.warns(ck.CalibkitWarning, match=f"moved {rows} rows"):
         again = load_calibrator(path).predict_proba(scores)
@@ -350,13 +351,13 @@ def test_clip_is_checked_and_refused_where_there_is_nothing_to_clip(digits_lr, t
     probs, y = digits_lr
     for bad in (0.0, 0.5, -1e-7, "1e-7", True):
         with pytest.raises(ck.InputError, match="clip must be None .* strictly between 0 and 0.5"):
-            ck.TemperatureScaling(from_probs=True, clip=bad).fit(probs, y)
+            ck.TemperatureScaling(from_logits=False, clip=bad).fit(probs, y)
     with pytest.raises(ck.InputError, match="but this map reads logits"):
         ck.TemperatureScaling(clip=1e-7).fit(np.log(probs), y)
     with pytest.raises(ck.InputError, match="but this map reads logits"):
         ck.PlattScaling(clip=1e-7).fit(np.log(probs), y)
     with pytest.warns(ck.CalibkitWarning, match="clip=1e-07 moved"):
-        fitted = ck.TemperatureScaling(from_probs=True, clip=1e-7).fit(probs, y)
+        fitted = ck.TemperatureScaling(from_logits=False, clip=1e-7).fit(probs, y)
     data = fitted.to_dict()
     data["params"]["clip"] = 0.0
     with pytest.raises(

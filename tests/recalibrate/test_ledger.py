@@ -161,7 +161,7 @@ def test_probabilities_are_taken_as_they_are():
     z, y = overconfident_multiclass(600)
     p = ck.softmax(z)
     ledger = compare_calibration(
-        ck.TemperatureScaling(from_probs=True), p, y, from_logits=False, **FAST
+        ck.TemperatureScaling(from_logits=False), p, y, from_logits=False, **FAST
     )
     assert ledger.scores == "probabilities" and ledger.invariance.ok
     reference = compare_calibration(ck.TemperatureScaling(), z, y, **FAST)
@@ -175,9 +175,9 @@ def test_logit_and_probability_settings_must_agree():
     with pytest.raises(ck.InputError, match=r"from_logits=False says the scores are probabilities"):
         compare_calibration(ck.TemperatureScaling(), ck.softmax(z), y, from_logits=False)
     with pytest.raises(ck.InputError, match=r"from_logits=True says the scores are logits"):
-        compare_calibration(ck.TemperatureScaling(from_probs=True), z, y)
+        compare_calibration(ck.TemperatureScaling(from_logits=False), z, y)
     with pytest.raises(ck.InputError, match=r"scores must lie in \[0, 1\]"):
-        compare_calibration(ck.TemperatureScaling(from_probs=True), z, y, from_logits=False)
+        compare_calibration(ck.TemperatureScaling(from_logits=False), z, y, from_logits=False)
 
 
 # ----------------------------------------------------------------------------- a map that moves

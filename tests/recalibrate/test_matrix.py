@@ -255,7 +255,7 @@ def test_json_round_trip_predicts_identically(cal, tmp_path):
     assert type(again) is type(cal) and again.get_params() == cal.get_params()
     assert np.array_equal(again.predict_proba(z), cal.predict_proba(z))
     assert again.converged_ == cal.converged_ and again.n_iter_ == cal.n_iter_
-    loaded = load_calibrator(save_calibrator(cal, tmp_path / "cal.json"))
+    loaded = load_calibrator(save_calibrator(tmp_path / "cal.json", cal))
     assert np.array_equal(loaded.predict_proba(z), cal.predict_proba(z))
 
 
@@ -271,12 +271,12 @@ def test_malformed_state_is_an_input_error():
 def test_sklearn_clone():
     from sklearn.base import clone
 
-    cal = MatrixScaling(l2=0.5, off_diagonal=0.25, intercept=0.125, from_probs=True)
+    cal = MatrixScaling(l2=0.5, off_diagonal=0.25, intercept=0.125, from_logits=False)
     copy = clone(cal)
     assert copy is not cal and copy.get_params() == cal.get_params() and not copy.is_fitted
     assert clone(VectorScaling(l2=2.0)).get_params() == {
         "l2": 2.0,
-        "from_probs": False,
+        "from_logits": True,
         "clip": None,
         "check_logits": True,
     }
@@ -288,13 +288,13 @@ def test_not_fitted(cls):
         cls().predict_proba([[0.0, 1.0]])
 
 
-def test_from_probs_takes_logs_and_rejects_exact_zeros():
+def test_probabilities_takes_logs_and_rejects_exact_zeros():
     rng = np.random.default_rng(12)
     z = rng.normal(size=(2_000, 3)) * 2
     y = _sample_labels(rng, z)
     probs = _softmax(z)
     for cls in (VectorScaling, MatrixScaling):
-        cal = cls(from_probs=True).fit(probs, y)
+        cal = cls(from_logits=False).fit(probs, y)
         assert np.mean(np.abs(cal.predict_proba(probs) - probs)) < 0.01  # already calibrated
     bad = probs.copy()
     bad[5] = [0.0, 0.5, 0.5]
@@ -302,11 +302,11 @@ def test_from_probs_takes_logs_and_rejects_exact_zeros():
         ck.InputError,
         match=r"MatrixScaling.fit: the log is infinite for a probability of exactly 0; 1 value of probs is, at row 5, column 0: 0.0\. Pass clip=1e-7",
     ):
-        MatrixScaling(from_probs=True).fit(bad, y)
+        MatrixScaling(from_logits=False).fit(bad, y)
     with pytest.raises(ck.InputError, match="exactly 0"):
-        VectorScaling(from_probs=True).fit(probs, y).predict_proba(bad)
+        VectorScaling(from_logits=False).fit(probs, y).predict_proba(bad)
     with pytest.raises(ck.InputError, match=r"probs must lie in \[0, 1\]"):
-        MatrixScaling(from_probs=True).fit(z, y)  # logits are not probabilities
+        MatrixScaling(from_logits=False).fit(z, y)  # logits are not probabilities
 
 
 # --------------------------------------------------------------------------- bad input

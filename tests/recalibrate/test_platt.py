@@ -146,11 +146,11 @@ def test_absent_class_in_one_vs_rest_warns():
 # ----------------------------------------------------------------------------- inputs
 
 
-def test_from_probs_uses_the_logit():
+def test_probabilities_uses_the_logit():
     rng = np.random.default_rng(1)
     p = rng.uniform(0.02, 0.98, size=200)
     y = (rng.uniform(size=200) < p**2).astype(int)
-    on_probs = PlattScaling(from_probs=True).fit(p, y)
+    on_probs = PlattScaling(from_logits=False).fit(p, y)
     on_logits = PlattScaling().fit(np.log(p / (1 - p)), y)
     np.testing.assert_allclose(on_probs.a_, on_logits.a_, rtol=1e-10)
     np.testing.assert_allclose(
@@ -161,7 +161,7 @@ def test_from_probs_uses_the_logit():
         match=r"the log-odds is infinite for a probability of exactly 0 or 1; 2 values of probs "
         r"are, first at index 1: 0.0\. Pass clip=1e-7",
     ):
-        PlattScaling(from_probs=True).fit([0.3, 0.0, 1.0, 0.6], [0, 0, 1, 1])
+        PlattScaling(from_logits=False).fit([0.3, 0.0, 1.0, 0.6], [0, 0, 1, 1])
 
 
 def test_top_label_reads_logits_or_probabilities_alike():
@@ -170,7 +170,7 @@ def test_top_label_reads_logits_or_probabilities_alike():
     y = np.array([rng.choice(3, p=q) for q in ck.softmax(z / 1.7)])
     probs = ck.softmax(z)
     from_logits = PlattScaling(multiclass="top-label").fit(z, y)
-    from_probs = PlattScaling(multiclass="top-label", from_probs=True).fit(probs, y)
+    from_probs = PlattScaling(multiclass="top-label", from_logits=False).fit(probs, y)
     np.testing.assert_allclose(from_logits.a_, from_probs.a_, rtol=1e-8)
     out = from_logits.predict_proba(z)
     np.testing.assert_allclose(out, from_probs.predict_proba(probs), atol=1e-10)
@@ -204,8 +204,8 @@ CONFIGS = [
     ("binary", {"smooth_targets": False}),
     ("logits", {"multiclass": "ovr"}),
     ("logits", {"multiclass": "top-label"}),
-    ("probs", {"multiclass": "ovr", "from_probs": True}),
-    ("probs", {"multiclass": "top-label", "from_probs": True}),
+    ("probs", {"multiclass": "ovr", "from_logits": False}),
+    ("probs", {"multiclass": "top-label", "from_logits": False}),
 ]
 
 
@@ -267,11 +267,11 @@ def test_changing_multiclass_after_fit_asks_for_a_refit():
         platt.predict_proba(scores)
 
 
-def test_from_probs_top_label_rejects_a_certain_top_class():
+def test_probabilities_top_label_rejects_a_certain_top_class():
     probs = np.array([[0.7, 0.2, 0.1], [1.0, 0.0, 0.0], [0.2, 0.5, 0.3]])
     with pytest.raises(
         ck.InputError,
         match=r"infinite when it is 1 \(every other class exactly 0\); 1 value of probs is, at "
         r"row 1, column 0: 1.0\. Pass clip=1e-7",
     ):
-        PlattScaling(multiclass="top-label", from_probs=True).fit(probs, [0, 0, 1])
+        PlattScaling(multiclass="top-label", from_logits=False).fit(probs, [0, 0, 1])

@@ -147,10 +147,10 @@ def test_numpy_and_numba_objectives_agree(monkeypatch):
     assert temps["numpy binary"] == pytest.approx(temps["numba binary"], rel=1e-12)
 
 
-def test_from_probs_takes_logs():
+def test_probabilities_takes_logs():
     z, y = calibrated_logits(2000, 3, 1.0, seed=5)
     probs = ck.softmax(2.0 * z)
-    from_probs = ck.fit_temperature(probs, y, from_probs=True)
+    from_probs = ck.fit_temperature(probs, y, from_logits=False)
     assert from_probs == pytest.approx(ck.fit_temperature(2.0 * z, y), rel=1e-9)
 
 
@@ -191,9 +191,9 @@ def test_logits_worse_than_uniform_guessing():
         ck.fit_temperature(-z, y)  # anti-correlated with the labels
 
 
-def test_zero_true_class_probability_from_probs():
+def test_zero_true_class_probability_of_probabilities():
     with pytest.raises(ck.InputError, match="exactly 0"):
-        ck.fit_temperature([[1.0, 0.0], [0.3, 0.7]], [1, 1], from_probs=True)
+        ck.fit_temperature([[1.0, 0.0], [0.3, 0.7]], [1, 1], from_logits=False)
 
 
 @pytest.mark.parametrize(
@@ -224,7 +224,7 @@ def test_json_round_trip_and_files(tmp_path):
     ts = ck.TemperatureScaling().fit(SIX_LOGITS, SIX_LABELS)
     again = ck.Calibrator.from_dict(json.loads(json.dumps(ts.to_dict())))
     assert np.array_equal(again.predict_proba(SIX_LOGITS), ts.predict_proba(SIX_LOGITS))
-    path = ck.save_calibrator(ts, tmp_path / "t.json")
+    path = ck.save_calibrator(tmp_path / "t.json", ts)
     assert np.array_equal(
         ck.load_calibrator(path).predict_proba(SIX_LOGITS), ts.predict_proba(SIX_LOGITS)
     )
@@ -257,7 +257,7 @@ def test_sklearn_clone_and_params():
     ts = ck.TemperatureScaling(method="golden").fit(SIX_LOGITS, SIX_LABELS)
     copy = clone(ts)
     assert copy.get_params() == {
-        "from_probs": False,
+        "from_logits": True,
         "method": "golden",
         "clip": None,
         "check_logits": True,

@@ -271,7 +271,7 @@ def test_not_an_audit():
 
 def test_json_round_trip(tmp_path, densenet):
     *_, r = densenet
-    path = write_record(r, tmp_path / "record.json")
+    path = write_record(tmp_path / "record.json", r)
     assert read_record(path) == r
     assert json.loads(path.read_text()) == r
     assert sorted(p.name for p in tmp_path.iterdir()) == ["record.json"]  # no temporary left
@@ -280,12 +280,12 @@ def test_json_round_trip(tmp_path, densenet):
 
 def test_a_failed_write_leaves_the_old_file(tmp_path, small):
     *_, r = small
-    path = write_record(r, tmp_path / "record.json")
+    path = write_record(tmp_path / "record.json", r)
     before = path.read_text()
     broken = copy.deepcopy(r)
     broken["metrics"]["ece"]["value"] = "high"
     with pytest.raises(ck.InputError, match=r"metrics\.ece\.value must be a number or null"):
-        write_record(broken, path)
+        write_record(path, broken)
     assert path.read_text() == before
 
 
@@ -326,7 +326,7 @@ def test_a_tampered_fingerprint_is_detected(densenet):
 
 def test_an_edited_metric_is_detected(tmp_path, densenet):
     _, z, y, _, r = densenet
-    path = write_record(r, tmp_path / "r.json")
+    path = write_record(tmp_path / "r.json", r)
     text = json.loads(path.read_text())
     text["metrics"]["ece"]["value"] = 0.001  # a nicer number
     path.write_text(json.dumps(text))

@@ -297,12 +297,12 @@ def test_save_png_and_svg(tmp_path):
         return reliability_diagram(ck.reliability_bins(CONF10, HIT10, n_bins=2))
 
     ax = draw()
-    png = save_figure(ax.get_figure(), tmp_path / "diagram.png")
+    png = save_figure(tmp_path / "diagram.png", ax.get_figure())
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    svg = save_figure(draw(), tmp_path / "diagram.svg")
+    svg = save_figure(tmp_path / "diagram.svg", draw())
     root = ET.fromstring(svg.read_bytes())
     assert root.tag.endswith("svg")
-    again = save_figure(draw(), tmp_path / "again.svg")
+    again = save_figure(tmp_path / "again.svg", draw())
     assert again.read_bytes() == svg.read_bytes()  # same data, same bytes (no date, fixed salt)
     names = sorted(os.listdir(tmp_path))
     assert names == ["again.svg", "diagram.png", "diagram.svg"]  # no temporary file left
@@ -314,9 +314,9 @@ def test_save_png_and_svg(tmp_path):
 def test_save_refuses_unknown_format(tmp_path):
     ax = reliability_diagram(ck.reliability_bins(CONF10, HIT10, n_bins=2))
     with pytest.raises(ck.InputError, match=r"must end in \.png or \.svg"):
-        save_figure(ax, tmp_path / "diagram.pdf")
+        save_figure(tmp_path / "diagram.pdf", ax)
     with pytest.raises(ck.InputError, match="does not exist"):
-        save_figure(ax, tmp_path / "missing" / "diagram.png")
+        save_figure(tmp_path / "missing" / "diagram.png", ax)
     assert os.listdir(tmp_path) == []
 
 
@@ -327,8 +327,8 @@ def test_global_style_untouched(tmp_path, overconfident, overconfident_audit):
     before_after(overconfident_audit, overconfident_audit.table)
     risk_coverage_plot(ck.risk_coverage(conf, hit), thresholds={"t": 0.9})
     ax = cost_curve(conf, hit, l_wrong=10, l_defer=1)
-    save_figure(ax, tmp_path / "cost.svg")
-    save_figure(ax, tmp_path / "cost.png")
+    save_figure(tmp_path / "cost.svg", ax)
+    save_figure(tmp_path / "cost.png", ax)
     after = {k: matplotlib.rcParams[k] for k in matplotlib.rcParams}
     assert after == before
 
@@ -338,7 +338,7 @@ def test_lazy_import_and_no_pyplot(tmp_path):
         "import sys, calibkit as ck, calibkit.report.figures as f\n"
         "assert 'matplotlib' not in sys.modules, 'imported at import time'\n"
         "ax = f.reliability_diagram(ck.reliability_bins([0.2, 0.9], [0, 1], n_bins=2))\n"
-        f"f.save_figure(ax, {str(tmp_path / 'd.png')!r})\n"
+        f"f.save_figure({str(tmp_path / 'd.png')!r}, ax)\n"
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}

@@ -293,7 +293,7 @@ def audit(
                     notes=notes,
                 )
             if record is not None and document is not None:
-                _write(lambda: write_record(document, record), record, "audit")
+                _write(lambda: write_record(record, document), record, "audit")
             if write_report is not None:
                 title = f"calibkit audit: {source}"
                 _write(

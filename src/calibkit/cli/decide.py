@@ -196,14 +196,18 @@ def decide(
         warnings.simplefilter("always")
         try:
             pair = (
-                costs(wrong_cost, defer_cost, where="decide (--wrong-cost, --defer-cost)")
+                costs(
+                    l_wrong=wrong_cost,
+                    l_defer=defer_cost,
+                    where="decide (--wrong-cost, --defer-cost)",
+                )
                 if two_actions
                 else None
             )
             errors = (
                 binary_costs(
-                    false_positive_cost,
-                    false_negative_cost,
+                    l_false_positive=false_positive_cost,
+                    l_false_negative=false_negative_cost,
                     where="decide (--false-positive-cost, --false-negative-cost)",
                 )
                 if binary
@@ -241,8 +245,8 @@ def decide(
                 )
             elif pair is not None:
                 table = policy_table(
-                    **_split_arguments(chosen_on, "val"),
-                    **_split_arguments(reported_on, "test"),
+                    **chosen_on,
+                    **_held_out_arguments(reported_on),
                     l_wrong=pair[0],
                     l_defer=pair[1],
                 )
@@ -344,11 +348,11 @@ def _decision_inputs(preds, rows: np.ndarray) -> dict:
     }
 
 
-def _split_arguments(inputs: dict, split: str) -> dict:
-    """:func:`_decision_inputs` of probabilities or confidences under policy_table's names
-    (val_conf, test_probs, ...)."""
-    names = {"confidence": "conf", "outcome": "outcome", "probs": "probs", "labels": "labels"}
-    return {f"{split}_{names[k]}": value for k, value in inputs.items() if k in names}
+def _held_out_arguments(inputs: dict) -> dict:
+    """:func:`_decision_inputs` of the held-out rows under policy_table's eval_ names
+    (eval_confidence, eval_probs, ...)."""
+    names = ("confidence", "outcome", "probs", "labels")
+    return {f"eval_{k}": value for k, value in inputs.items() if k in names}
 
 
 _CONFIDENCE_HINT = (
@@ -422,7 +426,7 @@ def _decision_verdict(table) -> str:
     risk = "-" if math.isnan(row.risk) else f"{row.risk:.4f}"
     return (
         f"act when confidence >= {threshold_text(row.threshold)} (chosen on "
-        f"{table.n_validation} cases): cost {row.cost:.4f} per case on the other {table.n_test}, "
+        f"{table.n} cases): cost {row.cost:.4f} per case on the other {table.n_eval}, "
         f"coverage {row.coverage:.4f}, risk {risk}; deferring everything costs "
         f"{table.row('defer_all').cost:.4f}."
     )

@@ -52,7 +52,7 @@ _FIT = "Fitting and judging"
     "held-out rows, and save the fitted map as JSON.\n\n"
     "The saved map is the one the ledger judges: fitted on the calibration split only (with "
     "--folds, on all rows, and the ledger holds out-of-fold estimates). Logit columns are fed "
-    "to the map as logits, probability columns as probabilities (from_probs=True where the "
+    "to the map as logits, probability columns as probabilities (from_logits=False where the "
     "method has that setting). Logit columns that look like probabilities are refused "
     "(--no-check-logits insists); probabilities of exactly 0 or 1 are refused by the maps that "
     "take their logs unless --clip is given."
@@ -153,7 +153,7 @@ def fit(
 
     The saved map is the one the ledger judges: fitted on the calibration split only (with
     --folds, on all rows; the ledger then holds out-of-fold estimates). Logit columns are fed
-    to the map as logits; probability columns as probabilities (from_probs=True where the
+    to the map as logits; probability columns as probabilities (from_logits=False where the
     method has that setting).
     """
     from ..io import check_scale
@@ -209,8 +209,8 @@ def fit(
             )
             from_logits = preds.kind == "logits"
             params = calibrator.get_params()
-            if not from_logits and "from_probs" in params:
-                calibrator.set_params(from_probs=True)
+            if not from_logits and "from_logits" in params:
+                calibrator.set_params(from_logits=False)
             if clip is not None:
                 _check_clip(method, params, preds.kind, preds.describe())
                 calibrator.set_params(clip=clip)
@@ -229,7 +229,7 @@ def fit(
                 n_sims=n_sims,
                 check_logits=check_logits,
             )
-            save_calibrator(ledger.calibrator, out)
+            save_calibrator(out, ledger.calibrator)
             if write_report is not None:
                 title = f"calibkit fit: {ledger.describe()}, from {preds.describe()}"
                 before, after = _held_out_audits(ledger, preds, bins=bins, n_sims=n_sims)
@@ -278,7 +278,7 @@ def _fit_at_scale(
         try:
             data = _engine_data(file, engine, spark_master, "fit")
             scaler = TemperatureScaling().fit_engine(data, engine=engine.value, columns=columns)
-            save_calibrator(scaler, out)
+            save_calibrator(out, scaler)
         except InputError as exc:
             _fail(str(exc))
         except OSError as exc:

@@ -179,7 +179,7 @@ def monitor(
                 from ..report.figures import monitor_plot, save_figure
 
                 figure = monitor_plot(result)
-                _write(lambda: save_figure(figure, plot), plot, "monitor")
+                _write(lambda: save_figure(plot, figure), plot, "monitor")
         except InputError as exc:
             _fail(str(exc))
     _echo_warnings(caught)

@@ -21,11 +21,11 @@ __all__ = ["ActionChoice", "ActionsEvaluation", "calibrated_actions", "choose_ac
 
 
 def action_costs(
-    l_wrong: Any, l_defer: Any, l_ask: Any, l_ask_wrong: Any, *, where: str
+    *, l_wrong: Any, l_defer: Any, l_ask: Any, l_ask_wrong: Any, where: str
 ) -> tuple[float, float, float, float]:
     """The four costs, checked: acting wrongly and escalating positive with escalating cheaper
     (as for two actions), asking non-negative and at least as costly on a wrong prediction."""
-    l_wrong, l_defer = costs(l_wrong, l_defer, where=where)
+    l_wrong, l_defer = costs(l_wrong=l_wrong, l_defer=l_defer, where=where)
     for name, value in (("l_ask", l_ask), ("l_ask_wrong", l_ask_wrong)):
         if (
             isinstance(value, bool)
@@ -45,7 +45,7 @@ def action_costs(
 
 
 def calibrated_actions(
-    l_wrong: float, l_defer: float, l_ask: float, l_ask_wrong: float
+    *, l_wrong: float, l_defer: float, l_ask: float, l_ask_wrong: float
 ) -> tuple[float, float]:
     """(act_threshold, ask_threshold) for a calibrated confidence, costs already checked.
 
@@ -148,11 +148,19 @@ class ActionChoice:
         ask = ~act & (conf >= self.ask_threshold)
         n, n_acted, n_asked = conf.size, int(np.count_nonzero(act)), int(np.count_nonzero(ask))
         n_wrong = int(np.count_nonzero(act & wrong))
-        costs = (self.l_wrong, self.l_defer, self.l_ask, self.l_ask_wrong)
         return ActionsEvaluation(
             choice=self,
             n=n,
-            cost=policy_cost(conf, out, self.act_threshold, self.ask_threshold, *costs),
+            cost=policy_cost(
+                conf,
+                out,
+                self.act_threshold,
+                self.ask_threshold,
+                l_wrong=self.l_wrong,
+                l_defer=self.l_defer,
+                l_ask=self.l_ask,
+                l_ask_wrong=self.l_ask_wrong,
+            ),
             n_acted=n_acted,
             n_asked=n_asked,
             n_escalated=n - n_acted - n_asked,
@@ -276,6 +284,7 @@ def policy_cost(
     outcome: np.ndarray,
     act_threshold: float,
     ask_threshold: float,
+    *,
     l_wrong: float,
     l_defer: float,
     l_ask: float,
@@ -355,7 +364,7 @@ def choose_actions(
     """
     where = "choose_actions"
     l_wrong, l_defer, l_ask, l_ask_wrong = action_costs(
-        l_wrong, l_defer, l_ask, l_ask_wrong, where=where
+        l_wrong=l_wrong, l_defer=l_defer, l_ask=l_ask, l_ask_wrong=l_ask_wrong, where=where
     )
     conf, out = decision_inputs(
         confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
@@ -386,7 +395,8 @@ def choose_actions(
         + l_ask_wrong * (wrong[j] - wrong[k])
         + l_defer * (n - n_ask_upto)
     ) / n
-    cal_act, cal_ask = calibrated_actions(l_wrong, l_defer, l_ask, l_ask_wrong)
+    four = {"l_wrong": l_wrong, "l_defer": l_defer, "l_ask": l_ask, "l_ask_wrong": l_ask_wrong}
+    cal_act, cal_ask = calibrated_actions(**four)
     return ActionChoice(
         act_threshold=math.inf if k == 0 else float(steps.threshold[k - 1]),
         ask_threshold=math.inf if j == 0 else float(steps.threshold[j - 1]),
@@ -405,7 +415,5 @@ def choose_actions(
         l_ask_wrong=l_ask_wrong,
         calibrated_act_threshold=cal_act,
         calibrated_ask_threshold=cal_ask,
-        calibrated_cost=policy_cost(
-            conf, out, cal_act, cal_ask, l_wrong, l_defer, l_ask, l_ask_wrong
-        ),
+        calibrated_cost=policy_cost(conf, out, cal_act, cal_ask, **four),
     )

@@ -30,7 +30,7 @@ __all__ = [
 
 
 def binary_costs(
-    l_false_positive: Any, l_false_negative: Any, *, where: str
+    *, l_false_positive: Any, l_false_negative: Any, where: str
 ) -> tuple[float, float]:
     """Both error costs: finite and positive."""
     for name, value in (
@@ -73,7 +73,11 @@ def bayes_threshold(*, l_false_positive: float, l_false_negative: float) -> floa
     >>> ck.bayes_threshold(l_false_positive=1, l_false_negative=1)
     0.5
     """
-    fp, fn = binary_costs(l_false_positive, l_false_negative, where="bayes_threshold")
+    fp, fn = binary_costs(
+        l_false_positive=l_false_positive,
+        l_false_negative=l_false_negative,
+        where="bayes_threshold",
+    )
     return fp / (fp + fn)
 
 
@@ -101,10 +105,10 @@ def confusion_at(p: np.ndarray, y: np.ndarray, threshold: float) -> Confusion:
     return Confusion(tp, fp, int(p.size) - tp - fp - fn, fn)
 
 
-def cost_of(c: Confusion, l_fp: float, l_fn: float) -> float:
+def cost_of(c: Confusion, *, l_false_positive: float, l_false_negative: float) -> float:
     """Cost per case of a confusion."""
     n = c.true_positives + c.false_positives + c.true_negatives + c.false_negatives
-    return (c.false_positives * l_fp + c.false_negatives * l_fn) / n
+    return (c.false_positives * l_false_positive + c.false_negatives * l_false_negative) / n
 
 
 @dataclass(frozen=True)
@@ -220,15 +224,20 @@ def choose_binary_threshold(
     (0.3, 0.1667, (1, 0))
     """
     where = "choose_binary_threshold"
-    l_fp, l_fn = binary_costs(l_false_positive, l_false_negative, where=where)
+    l_fp, l_fn = binary_costs(
+        l_false_positive=l_false_positive, l_false_negative=l_false_negative, where=where
+    )
     p, y = binary_inputs(
         probs, labels, from_logits=from_logits, where=where, names=("probs", "labels")
     )
-    return choose_on(p, y, l_fp, l_fn)
+    return choose_on(p, y, l_false_positive=l_fp, l_false_negative=l_fn)
 
 
-def choose_on(p: np.ndarray, y: np.ndarray, l_fp: float, l_fn: float) -> BinaryThresholdChoice:
+def choose_on(
+    p: np.ndarray, y: np.ndarray, *, l_false_positive: float, l_false_negative: float
+) -> BinaryThresholdChoice:
     """:func:`choose_binary_threshold` of checked arrays and costs."""
+    l_fp, l_fn = l_false_positive, l_false_negative
     # in decreasing P: cumulative flagged and, among them, negatives (the "wrong" of the steps)
     steps = sorted_steps(p, y)
     n = steps.n
@@ -252,14 +261,15 @@ def choose_on(p: np.ndarray, y: np.ndarray, l_fp: float, l_fn: float) -> BinaryT
         l_false_positive=l_fp,
         l_false_negative=l_fn,
         bayes_threshold=bayes,
-        bayes_cost=cost_of(confusion_at(p, y, bayes), l_fp, l_fn),
+        bayes_cost=cost_of(confusion_at(p, y, bayes), l_false_positive=l_fp, l_false_negative=l_fn),
     )
 
 
 @dataclass(frozen=True)
 class BinaryPolicyRow:
-    """One rule "flag when P(y = 1) >= threshold", its counts and cost per case on the test
-    split, and its cost per case on the validation split (where the thresholds were chosen)."""
+    """One rule "flag when P(y = 1) >= threshold", its counts and cost per case on the held-out
+    eval split (test), and ``choice_cost``, its cost per case on the split the thresholds were
+    chosen on (validation)."""
 
     key: str
     policy: str
@@ -269,7 +279,7 @@ class BinaryPolicyRow:
     true_negatives: int
     false_negatives: int
     cost: float
-    validation_cost: float
+    choice_cost: float
 
     @property
     def n_flagged(self) -> int:
@@ -284,11 +294,14 @@ class BinaryPolicyRow:
 
 @dataclass(frozen=True, eq=False)
 class BinaryPolicyTable:
-    """Thresholds on P(y = 1) chosen on validation, judged on test.
+    """Thresholds on P(y = 1) chosen on one split (validation), judged on the held-out eval
+    split (test).
 
     ``rows``: flag nothing, flag everything, act on the argmax (0.5), the Bayes threshold
     ``l_fp / (l_fp + l_fn)`` and the threshold chosen on validation (``choice``, with its
-    validation counts and the Bayes threshold's cost there).
+    counts there and the Bayes threshold's cost there). ``n`` counts the cases the threshold
+    was chosen on, ``n_eval`` those it is reported on, ``eval_positives`` those of them with
+    y = 1.
     """
 
     rows: tuple[BinaryPolicyRow, ...]
@@ -296,9 +309,9 @@ class BinaryPolicyTable:
     l_false_negative: float
     bayes_threshold: float
     choice: BinaryThresholdChoice
-    n_validation: int
-    n_test: int
-    test_positives: int
+    n: int
+    n_eval: int
+    eval_positives: int
 
     def row(self, key: str) -> BinaryPolicyRow:
         """The row with this key: flag_none, flag_all, argmax, bayes or chosen."""
@@ -312,17 +325,17 @@ class BinaryPolicyTable:
             "l_false_positive": self.l_false_positive,
             "l_false_negative": self.l_false_negative,
             "bayes_threshold": self.bayes_threshold,
-            "n_validation": self.n_validation,
-            "n_test": self.n_test,
-            "test_positives": self.test_positives,
+            "n": self.n,
+            "n_eval": self.n_eval,
+            "eval_positives": self.eval_positives,
             "rows": [r.to_dict() for r in self.rows],
-            "validation_choice": self.choice.to_dict(),
+            "choice": self.choice.to_dict(),
         }
 
     def header(self) -> str:
         return (
-            f"binary threshold on P(y = 1): chosen on {self.n_validation} validation cases, "
-            f"reported on {self.n_test} test cases ({self.test_positives} with y = 1); a false "
+            f"binary threshold on P(y = 1): chosen on {self.n} validation cases, "
+            f"reported on {self.n_eval} test cases ({self.eval_positives} with y = 1); a false "
             f"positive costs {self.l_false_positive:g}, a false negative "
             f"{self.l_false_negative:g} (Bayes threshold {threshold_text(self.bayes_threshold)})"
         )
@@ -338,7 +351,7 @@ class BinaryPolicyTable:
                 str(r.false_negatives),
                 str(r.false_positives),
                 f"{r.cost:.4f}",
-                f"{r.validation_cost:.4f}",
+                f"{r.choice_cost:.4f}",
             )
             for r in self.rows
         ]
@@ -358,8 +371,8 @@ class BinaryPolicyTable:
         chosen, bayes = self.row("chosen"), self.row("bayes")
         return (
             f"flag when P(y = 1) >= {threshold_text(chosen.threshold)} (chosen on "
-            f"{self.n_validation} cases): cost {chosen.cost:.4f} per case on the other "
-            f"{self.n_test}, {_count(chosen.false_negatives, 'false negative')} and "
+            f"{self.n} cases): cost {chosen.cost:.4f} per case on the other "
+            f"{self.n_eval}, {_count(chosen.false_negatives, 'false negative')} and "
             f"{_count(chosen.false_positives, 'false positive')}; the Bayes threshold "
             f"{threshold_text(bayes.threshold)} costs {bayes.cost:.4f}."
         )
@@ -386,29 +399,30 @@ class BinaryPolicyTable:
 
 
 def binary_policy_table(
-    val_probs: Any,
-    val_labels: Any,
-    test_probs: Any,
-    test_labels: Any,
+    probs: Any,
+    labels: Any,
+    eval_probs: Any,
+    eval_labels: Any,
     *,
     l_false_positive: float,
     l_false_negative: float,
     from_logits: bool = False,
 ) -> BinaryPolicyTable:
-    """Thresholds on P(y = 1) chosen on validation, each rule's cost per case reported on test.
+    """Thresholds on P(y = 1) chosen on one split (validation), each rule's cost per case
+    reported on the held-out eval split (test).
 
     Five rules "flag when P(y = 1) >= t": flag nothing, flag everything, the argmax (t = 0.5),
     the Bayes threshold ``l_fp / (l_fp + l_fn)`` (:func:`bayes_threshold`, right when P is
     calibrated) and the threshold that minimised the validation cost
-    (:func:`choose_binary_threshold`). The test labels choose nothing.
+    (:func:`choose_binary_threshold`). The eval labels choose nothing.
 
     Parameters
     ----------
-    val_probs, val_labels : arrays
+    probs, labels : arrays
         The split the threshold is chosen on: P(y = 1) (1-D, or (N, 2) with P(y = 1) second;
         logits with ``from_logits=True``) and the 0/1 labels.
-    test_probs, test_labels : arrays
-        The split every rule is reported on.
+    eval_probs, eval_labels : arrays
+        The held-out split every rule is reported on.
     l_false_positive, l_false_negative : float
         Positive costs of flagging a case with y = 0 and of missing one with y = 1.
 
@@ -423,33 +437,38 @@ def binary_policy_table(
     (0.1, True)
     """
     where = "binary_policy_table"
-    l_fp, l_fn = binary_costs(l_false_positive, l_false_negative, where=where)
-    val = binary_inputs(
-        val_probs,
-        val_labels,
+    l_fp, l_fn = binary_costs(
+        l_false_positive=l_false_positive, l_false_negative=l_false_negative, where=where
+    )
+    chosen_on = binary_inputs(
+        probs,
+        labels,
         from_logits=from_logits,
         where=f"{where} (validation)",
-        names=("val_probs", "val_labels"),
+        names=("probs", "labels"),
     )
-    test = binary_inputs(
-        test_probs,
-        test_labels,
+    held_out = binary_inputs(
+        eval_probs,
+        eval_labels,
         from_logits=from_logits,
         where=f"{where} (test)",
-        names=("test_probs", "test_labels"),
+        names=("eval_probs", "eval_labels"),
     )
-    return binary_table_of(val, test, l_fp, l_fn)
+    return binary_table_of(chosen_on, held_out, l_false_positive=l_fp, l_false_negative=l_fn)
 
 
 def binary_table_of(
-    val: tuple[np.ndarray, np.ndarray],
-    test: tuple[np.ndarray, np.ndarray],
-    l_fp: float,
-    l_fn: float,
+    chosen_on: tuple[np.ndarray, np.ndarray],
+    held_out: tuple[np.ndarray, np.ndarray],
+    *,
+    l_false_positive: float,
+    l_false_negative: float,
 ) -> BinaryPolicyTable:
-    """:func:`binary_policy_table` of checked splits and costs."""
-    choice = choose_on(val[0], val[1], l_fp, l_fn)
-    bayes = l_fp / (l_fp + l_fn)
+    """:func:`binary_policy_table` of checked splits (the one the threshold is chosen on, the
+    held-out one it is reported on) and costs."""
+    costs = {"l_false_positive": l_false_positive, "l_false_negative": l_false_negative}
+    choice = choose_on(chosen_on[0], chosen_on[1], **costs)
+    bayes = l_false_positive / (l_false_positive + l_false_negative)
     rules = (
         ("flag_none", "flag nothing", math.inf),
         ("flag_all", "flag everything", 0.0),
@@ -459,27 +478,27 @@ def binary_table_of(
     )
     rows = []
     for key, name, t in rules:
-        on_test = confusion_at(test[0], test[1], t)
+        on_eval = confusion_at(held_out[0], held_out[1], t)
         rows.append(
             BinaryPolicyRow(
                 key=key,
                 policy=name,
                 threshold=t,
-                true_positives=on_test.true_positives,
-                false_positives=on_test.false_positives,
-                true_negatives=on_test.true_negatives,
-                false_negatives=on_test.false_negatives,
-                cost=cost_of(on_test, l_fp, l_fn),
-                validation_cost=cost_of(confusion_at(val[0], val[1], t), l_fp, l_fn),
+                true_positives=on_eval.true_positives,
+                false_positives=on_eval.false_positives,
+                true_negatives=on_eval.true_negatives,
+                false_negatives=on_eval.false_negatives,
+                cost=cost_of(on_eval, **costs),
+                choice_cost=cost_of(confusion_at(chosen_on[0], chosen_on[1], t), **costs),
             )
         )
     return BinaryPolicyTable(
         rows=tuple(rows),
-        l_false_positive=l_fp,
-        l_false_negative=l_fn,
+        l_false_positive=l_false_positive,
+        l_false_negative=l_false_negative,
         bayes_threshold=bayes,
         choice=choice,
-        n_validation=int(val[0].size),
-        n_test=int(test[0].size),
-        test_positives=int(np.count_nonzero(test[1] == 1)),
+        n=int(chosen_on[0].size),
+        n_eval=int(held_out[0].size),
+        eval_positives=int(np.count_nonzero(held_out[1] == 1)),
     )

@@ -30,8 +30,8 @@ class PolicyRow:
     """One policy: act when the confidence it reads is at least ``threshold``.
 
     ``coverage``, ``risk`` (NaN when nothing is acted on), ``cost`` (per case) and ``n_acted``
-    are measured on the test split; ``validation_cost`` is the same policy's cost per case on
-    the validation split, where the thresholds were chosen.
+    are measured on the held-out (eval) split; ``choice_cost`` is the same policy's cost per
+    case on the split the thresholds were chosen on.
     """
 
     key: str
@@ -41,7 +41,7 @@ class PolicyRow:
     risk: float
     cost: float
     n_acted: int
-    validation_cost: float
+    choice_cost: float
     calibrated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -53,21 +53,24 @@ class PolicyRow:
             "risk": None if math.isnan(self.risk) else self.risk,
             "cost": self.cost,
             "n_acted": self.n_acted,
-            "validation_cost": self.validation_cost,
+            "choice_cost": self.choice_cost,
             "calibrated": self.calibrated,
         }
 
 
 @dataclass(frozen=True, eq=False)
 class PolicyTable:
-    """The policy table: every threshold chosen on validation, judged on test.
+    """The policy table: every threshold chosen on one split (validation), judged on the
+    held-out eval split (test).
 
     ``rows`` in the order act on everything, defer everything, Chow's rule, the threshold chosen
     on validation, and (when recalibrated confidences were given) Chow's rule after
-    recalibration. ``choice`` is the cost-minimising choice on validation (with its validation cost,
-    coverage and risk, and the gap to Chow's threshold there). ``curve`` is the test split's
-    risk-coverage curve of the model's confidence, ``calibrated_curve`` that of the recalibrated
-    confidence (the same curve whenever recalibration preserves the order of the confidences).
+    recalibration. ``choice`` is the cost-minimising choice on validation (with its cost,
+    coverage and risk there, and the gap to Chow's threshold). ``n`` counts the cases the
+    thresholds were chosen on, ``n_eval`` those they are reported on, and ``eval_error_rate``
+    is the share of those that are wrong. ``curve`` is the eval split's risk-coverage curve of
+    the model's confidence, ``calibrated_curve`` that of the recalibrated confidence (the same
+    curve whenever recalibration preserves the order of the confidences).
     """
 
     rows: tuple[PolicyRow, ...]
@@ -75,9 +78,9 @@ class PolicyTable:
     l_defer: float
     chow_threshold: float
     choice: ThresholdChoice
-    n_validation: int
-    n_test: int
-    test_error_rate: float
+    n: int
+    n_eval: int
+    eval_error_rate: float
     curve: RiskCoverage
     calibrated_by: str | None = None
     calibrated_curve: RiskCoverage | None = None
@@ -107,13 +110,13 @@ class PolicyTable:
             "l_wrong": self.l_wrong,
             "l_defer": self.l_defer,
             "chow_threshold": self.chow_threshold,
-            "n_validation": self.n_validation,
-            "n_test": self.n_test,
-            "test_error_rate": self.test_error_rate,
+            "n": self.n,
+            "n_eval": self.n_eval,
+            "eval_error_rate": self.eval_error_rate,
             "calibrated_by": self.calibrated_by,
             "temperature": self.temperature,
             "rows": [r.to_dict() for r in self.rows],
-            "validation_choice": self.choice.to_dict(),
+            "choice": self.choice.to_dict(),
             "risk_coverage": summary(self.curve),
             "calibrated_risk_coverage": summary(self.calibrated_curve),
         }
@@ -130,15 +133,15 @@ class PolicyTable:
                     f"{r.coverage:.3f}",
                     "-" if math.isnan(r.risk) else f"{r.risk:.3f}",
                     f"{r.cost:.3f}",
-                    f"{r.validation_cost:.3f}",
+                    f"{r.choice_cost:.3f}",
                 )
             )
         return out
 
     def header(self) -> str:
         return (
-            f"policy table: thresholds chosen on {self.n_validation} validation cases, reported "
-            f"on {self.n_test} test cases (l_wrong = {self.l_wrong:g}, l_defer = "
+            f"policy table: thresholds chosen on {self.n} validation cases, reported "
+            f"on {self.n_eval} test cases (l_wrong = {self.l_wrong:g}, l_defer = "
             f"{self.l_defer:g}, Chow's threshold {threshold_text(self.chow_threshold)})"
         )
 
@@ -188,16 +191,17 @@ def _row(
     key: str,
     policy: str,
     threshold: float,
-    test: tuple[np.ndarray, np.ndarray],
-    val: tuple[np.ndarray, np.ndarray],
+    chosen_on: tuple[np.ndarray, np.ndarray],
+    held_out: tuple[np.ndarray, np.ndarray],
+    *,
     l_wrong: float,
     l_defer: float,
-    *,
     calibrated: bool = False,
 ) -> PolicyRow:
-    n = test[0].size
-    cost, n_acted, wrong = cost_at(test[0], test[1], threshold, l_wrong, l_defer)
-    val_cost, _, _ = cost_at(val[0], val[1], threshold, l_wrong, l_defer)
+    n = held_out[0].size
+    on = {"l_wrong": l_wrong, "l_defer": l_defer}
+    cost, n_acted, wrong = cost_at(held_out[0], held_out[1], threshold, **on)
+    choice_cost, _, _ = cost_at(chosen_on[0], chosen_on[1], threshold, **on)
     return PolicyRow(
         key=key,
         policy=policy,
@@ -206,51 +210,52 @@ def _row(
         risk=wrong / n_acted if n_acted else math.nan,
         cost=cost,
         n_acted=n_acted,
-        validation_cost=val_cost,
+        choice_cost=choice_cost,
         calibrated=calibrated,
     )
 
 
 def policy_table(
-    val_conf: Any = None,
-    val_outcome: Any = None,
-    test_conf: Any = None,
-    test_outcome: Any = None,
+    confidence: Any = None,
+    outcome: Any = None,
+    eval_confidence: Any = None,
+    eval_outcome: Any = None,
     *,
     l_wrong: float,
     l_defer: float,
-    calibrated_val_conf: Any = None,
-    calibrated_test_conf: Any = None,
+    calibrated_confidence: Any = None,
+    calibrated_eval_confidence: Any = None,
     calibrated_by: str = "recalibration",
-    val_probs: Any = None,
-    val_labels: Any = None,
-    test_probs: Any = None,
-    test_labels: Any = None,
+    probs: Any = None,
+    labels: Any = None,
+    eval_probs: Any = None,
+    eval_labels: Any = None,
     from_logits: bool = False,
     check_logits: bool = True,
 ) -> PolicyTable:
-    """Choose thresholds on validation, report each policy's cost, coverage and risk on test.
+    """Choose thresholds on one split (validation), report each policy's cost, coverage and
+    risk on the held-out eval split (test).
 
     Five policies: act on everything (threshold 0), defer everything, Chow's rule
     ``confidence >= 1 - l_defer / l_wrong`` (Chow 1970), the threshold minimising the
     validation cost per case (:func:`choose_threshold`), and, when both calibrated arrays
-    are given, Chow's rule on the recalibrated confidences. The test outcomes choose nothing.
+    are given, Chow's rule on the recalibrated confidences. The eval outcomes choose nothing.
 
     Parameters
     ----------
-    val_conf, val_outcome : arrays of shape (N_val,)
+    confidence, outcome : arrays of shape (N,)
         Confidences in [0, 1] and 0/1 outcomes (1 = the prediction was right) of the split the
         thresholds are chosen on.
-    test_conf, test_outcome : arrays of shape (N_test,)
-        The split the policies are reported on.
+    eval_confidence, eval_outcome : arrays of shape (N_eval,)
+        The held-out split the policies are reported on.
     l_wrong, l_defer : float
         Cost of acting on a wrong prediction and of deferring a case, 0 < l_defer < l_wrong.
-    calibrated_val_conf, calibrated_test_conf : arrays, optional
-        The same predictions' confidences after a recalibration fitted on validation only; give
-        both or neither.
+    calibrated_confidence, calibrated_eval_confidence : arrays, optional
+        The same predictions' confidences after a recalibration fitted on the choice split
+        only; give both or neither.
     calibrated_by : str
         How they were recalibrated, for the table ("temperature scaling").
-    val_probs, val_labels, test_probs, test_labels : arrays, optional
+    probs, labels, eval_probs, eval_labels : arrays, optional
         Instead of a split's confidences and outcomes: the model's 1-D P(y = 1) (binary) or
         (N, C) class probabilities (logits with ``from_logits=True``) and the class labels,
         reduced to acting on the predicted class (confidence max(p, 1 - p), right when
@@ -258,7 +263,7 @@ def policy_table(
         when at least 10% of it lies below 0.05. For a threshold on P(y = 1) itself from the
         costs of a false positive and a false negative, see :func:`binary_policy_table`.
     check_logits : bool
-        With ``from_logits=True``, ``val_probs`` and ``test_probs`` that look like probabilities
+        With ``from_logits=True``, ``probs`` and ``eval_probs`` that look like probabilities
         ((N, C) rows in [0, 1] summing to 1, or 1-D values all in [0, 1]) are refused: read as
         logits they give a table of nonsense. ``False`` insists that they are logits.
 
@@ -274,107 +279,101 @@ def policy_table(
     [('act_all', 4.0), ('defer_all', 1.0), ('chow', 0.6), ('chosen', 0.6)]
     """
     where = "policy_table"
-    l_wrong, l_defer = costs(l_wrong, l_defer, where=where)
+    l_wrong, l_defer = costs(l_wrong=l_wrong, l_defer=l_defer, where=where)
     if from_logits is True:
         for split, name, given in (
-            ("validation", "val_probs", val_probs),
-            ("test", "test_probs", test_probs),
+            ("validation", "probs", probs),
+            ("test", "eval_probs", eval_probs),
         ):
             if given is not None:
                 _not_probabilities(given, where=f"{where} ({split})", name=name, check=check_logits)
-    val = decision_inputs(
-        val_conf,
-        val_outcome,
-        probs=val_probs,
-        labels=val_labels,
+    chosen_on = decision_inputs(
+        confidence,
+        outcome,
+        probs=probs,
+        labels=labels,
         from_logits=from_logits,
         where=f"{where} (validation)",
-        names=("val_conf", "val_outcome", "val_probs", "val_labels"),
+        names=("confidence", "outcome", "probs", "labels"),
     )
-    test = decision_inputs(
-        test_conf,
-        test_outcome,
-        probs=test_probs,
-        labels=test_labels,
+    held_out = decision_inputs(
+        eval_confidence,
+        eval_outcome,
+        probs=eval_probs,
+        labels=eval_labels,
         from_logits=from_logits,
         where=f"{where} (test)",
-        names=("test_conf", "test_outcome", "test_probs", "test_labels"),
+        names=("eval_confidence", "eval_outcome", "eval_probs", "eval_labels"),
     )
     return table_of(
-        val,
-        test,
+        chosen_on,
+        held_out,
         l_wrong=l_wrong,
         l_defer=l_defer,
-        calibrated_val_conf=calibrated_val_conf,
-        calibrated_test_conf=calibrated_test_conf,
+        calibrated_confidence=calibrated_confidence,
+        calibrated_eval_confidence=calibrated_eval_confidence,
         calibrated_by=calibrated_by,
     )
 
 
 def table_of(
-    val: tuple[np.ndarray, np.ndarray],
-    test: tuple[np.ndarray, np.ndarray],
+    chosen_on: tuple[np.ndarray, np.ndarray],
+    held_out: tuple[np.ndarray, np.ndarray],
     *,
     l_wrong: float,
     l_defer: float,
-    calibrated_val_conf: Any = None,
-    calibrated_test_conf: Any = None,
+    calibrated_confidence: Any = None,
+    calibrated_eval_confidence: Any = None,
     calibrated_by: str = "recalibration",
 ) -> PolicyTable:
-    """:func:`policy_table` of checked (confidence, outcome) splits and costs."""
+    """:func:`policy_table` of checked (confidence, outcome) splits and costs: the split the
+    thresholds are chosen on, and the held-out one they are reported on."""
     where = "policy_table"
-    if (calibrated_val_conf is None) != (calibrated_test_conf is None):
+    if (calibrated_confidence is None) != (calibrated_eval_confidence is None):
         raise v.InputError(
-            f"{where}: pass calibrated_val_conf and calibrated_test_conf together (the same "
-            "recalibration applied to both splits), or neither."
+            f"{where}: pass calibrated_confidence and calibrated_eval_confidence together (the "
+            "same recalibration applied to both splits), or neither."
         )
     chow = 1.0 - l_defer / l_wrong
-    choice = choose(val[0], val[1], l_wrong, l_defer)
+    choice = choose(chosen_on[0], chosen_on[1], l_wrong=l_wrong, l_defer=l_defer)
+    splits = {"chosen_on": chosen_on, "held_out": held_out, "l_wrong": l_wrong, "l_defer": l_defer}
     rows = [
-        _row("act_all", "act on everything", 0.0, test, val, l_wrong, l_defer),
-        _row("defer_all", "defer everything", math.inf, test, val, l_wrong, l_defer),
-        _row("chow", "Chow's rule", chow, test, val, l_wrong, l_defer),
-        _row(
-            "chosen",
-            "chosen on validation",
-            choice.threshold,
-            test,
-            val,
-            l_wrong,
-            l_defer,
-        ),
+        _row("act_all", "act on everything", 0.0, **splits),
+        _row("defer_all", "defer everything", math.inf, **splits),
+        _row("chow", "Chow's rule", chow, **splits),
+        _row("chosen", "chosen on validation", choice.threshold, **splits),
     ]
     calibrated_curve = None
-    if calibrated_val_conf is not None:
-        cal_val = _conf(calibrated_val_conf, name="calibrated_val_conf", where=where)
-        cal_test = _conf(calibrated_test_conf, name="calibrated_test_conf", where=where)
-        v.same_length(cal_val, val[0].size, name="calibrated_val_conf", where=where)
-        v.same_length(cal_test, test[0].size, name="calibrated_test_conf", where=where)
+    if calibrated_confidence is not None:
+        cal = _conf(calibrated_confidence, name="calibrated_confidence", where=where)
+        cal_eval = _conf(calibrated_eval_confidence, name="calibrated_eval_confidence", where=where)
+        v.same_length(cal, chosen_on[0].size, name="calibrated_confidence", where=where)
+        v.same_length(cal_eval, held_out[0].size, name="calibrated_eval_confidence", where=where)
         rows.append(
             _row(
                 "chow_calibrated",
                 f"Chow after {calibrated_by}",
                 chow,
-                (cal_test, test[1]),
-                (cal_val, val[1]),
-                l_wrong,
-                l_defer,
+                (cal, chosen_on[1]),
+                (cal_eval, held_out[1]),
+                l_wrong=l_wrong,
+                l_defer=l_defer,
                 calibrated=True,
             )
         )
-        calibrated_curve = curve(cal_test, test[1])
-    test_curve = curve(test[0], test[1])
+        calibrated_curve = curve(cal_eval, held_out[1])
+    eval_curve = curve(held_out[0], held_out[1])
     return PolicyTable(
         rows=tuple(rows),
         l_wrong=l_wrong,
         l_defer=l_defer,
         chow_threshold=chow,
         choice=choice,
-        n_validation=int(val[0].size),
-        n_test=int(test[0].size),
-        test_error_rate=test_curve.error_rate,
-        curve=test_curve,
-        calibrated_by=calibrated_by if calibrated_val_conf is not None else None,
+        n=int(chosen_on[0].size),
+        n_eval=int(held_out[0].size),
+        eval_error_rate=eval_curve.error_rate,
+        curve=eval_curve,
+        calibrated_by=calibrated_by if calibrated_confidence is not None else None,
         calibrated_curve=calibrated_curve,
     )
 
@@ -384,17 +383,18 @@ def _conf(x: Any, *, name: str, where: str) -> np.ndarray:
 
 
 def decision_report(
-    val_logits: Any,
-    val_labels: Any,
-    test_logits: Any,
-    test_labels: Any,
+    logits: Any,
+    labels: Any,
+    eval_logits: Any,
+    eval_labels: Any,
     *,
     l_wrong: float,
     l_defer: float,
     check_logits: bool = True,
 ) -> PolicyTable:
-    """The policy table of a model from its logits: temperature scaling fitted on
-    validation, every threshold chosen on validation, everything reported on test.
+    """The policy table of a model from its logits: temperature scaling fitted on the first
+    split (validation), every threshold chosen there, everything reported on the held-out eval
+    split (test).
 
     Logits (N, C) are read top-label (softmax); 1-D binary scores act on the predicted class
     (see :func:`act_forecast`). The row ``chow_calibrated`` is Chow's rule on the confidences
@@ -402,7 +402,7 @@ def decision_report(
 
     Logits that look like probabilities ((N, C) rows in [0, 1] summing to 1, or 1-D values all
     in [0, 1], such as calibrated P(y = 1)) are refused: read as logits they would give a
-    table of nonsense. For probabilities use :func:`policy_table` (``val_probs=``, ...);
+    table of nonsense. For probabilities use :func:`policy_table` (``probs=``, ...);
     ``check_logits=False`` insists that they are logits.
 
     Examples
@@ -418,21 +418,21 @@ def decision_report(
     from ..recalibrate.temperature import TemperatureScaling
 
     where = "decision_report"
-    l_wrong, l_defer = costs(l_wrong, l_defer, where=where)
-    for name, given in (("val_logits", val_logits), ("test_logits", test_logits)):
+    l_wrong, l_defer = costs(l_wrong=l_wrong, l_defer=l_defer, where=where)
+    for name, given in (("logits", logits), ("eval_logits", eval_logits)):
         _not_probabilities(given, where=where, name=name, check=check_logits, fix=_REPORT_FIX)
-    ts = TemperatureScaling(check_logits=check_logits).fit(val_logits, val_labels)
-    val = act_forecast(val_logits, val_labels, from_logits=True)
-    test = act_forecast(test_logits, test_labels, from_logits=True)
-    cal_val, _ = act_forecast(val_logits, val_labels, from_logits=True, calibrator=ts)
-    cal_test, _ = act_forecast(test_logits, test_labels, from_logits=True, calibrator=ts)
+    ts = TemperatureScaling(check_logits=check_logits).fit(logits, labels)
+    chosen_on = act_forecast(logits, labels, from_logits=True)
+    held_out = act_forecast(eval_logits, eval_labels, from_logits=True)
+    cal, _ = act_forecast(logits, labels, from_logits=True, calibrator=ts)
+    cal_eval, _ = act_forecast(eval_logits, eval_labels, from_logits=True, calibrator=ts)
     table = table_of(
-        val,
-        test,
+        chosen_on,
+        held_out,
         l_wrong=l_wrong,
         l_defer=l_defer,
-        calibrated_val_conf=cal_val,
-        calibrated_test_conf=cal_test,
+        calibrated_confidence=cal,
+        calibrated_eval_confidence=cal_eval,
         calibrated_by="temperature scaling",
     )
     return _with_temperature(table, float(ts.temperature_))
@@ -440,10 +440,9 @@ def decision_report(
 
 #: What decision_report says to do with probabilities.
 _REPORT_FIX = (
-    "decision_report reads logits: for probabilities use policy_table(val_probs=p_val, "
-    "val_labels=y_val, test_probs=p_test, test_labels=y_test, ...) (calibkit decide --probs "
-    "on the command line), or pass their logs as logits (np.log(p); for a 1-D P(y = 1), "
-    "np.log(p / (1 - p)))."
+    "decision_report reads logits: for probabilities use policy_table(probs=p, labels=y, "
+    "eval_probs=p_eval, eval_labels=y_eval, ...) (calibkit decide --probs on the command "
+    "line), or pass their logs as logits (np.log(p); for a 1-D P(y = 1), np.log(p / (1 - p)))."
 )
 
 

@@ -18,7 +18,7 @@ from .coverage import sorted_steps
 __all__ = ["ThresholdChoice", "choose_threshold", "chow_threshold", "costs"]
 
 
-def costs(l_wrong: Any, l_defer: Any, *, where: str) -> tuple[float, float]:
+def costs(*, l_wrong: Any, l_defer: Any, where: str) -> tuple[float, float]:
     """Positive costs with deferring cheaper than a wrong action."""
     for name, value in (("l_wrong", l_wrong), ("l_defer", l_defer)):
         if value is None:
@@ -50,7 +50,7 @@ def chow_threshold(l_wrong: float, l_defer: float) -> float:
     >>> ck.chow_threshold(10, 1), ck.chow_threshold(50, 2)
     (0.9, 0.96)
     """
-    l_wrong, l_defer = costs(l_wrong, l_defer, where="chow_threshold")
+    l_wrong, l_defer = costs(l_wrong=l_wrong, l_defer=l_defer, where="chow_threshold")
     return 1.0 - l_defer / l_wrong
 
 
@@ -96,7 +96,12 @@ class ThresholdChoice:
 
 
 def cost_at(
-    confidence: np.ndarray, outcome: np.ndarray, threshold: float, l_wrong: float, l_defer: float
+    confidence: np.ndarray,
+    outcome: np.ndarray,
+    threshold: float,
+    *,
+    l_wrong: float,
+    l_defer: float,
 ) -> tuple[float, int, int]:
     """Cost per case, number acted on and number wrong among them, acting when conf >= t."""
     acted = confidence >= threshold
@@ -161,14 +166,14 @@ def choose_threshold(
     (0.8, 2)
     """
     where = "choose_threshold"
-    l_wrong, l_defer = costs(l_wrong, l_defer, where=where)
+    l_wrong, l_defer = costs(l_wrong=l_wrong, l_defer=l_defer, where=where)
     conf, out = decision_inputs(
         confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
     )
-    return choose(conf, out, l_wrong, l_defer)
+    return choose(conf, out, l_wrong=l_wrong, l_defer=l_defer)
 
 
-def choose(conf: np.ndarray, out: np.ndarray, l_wrong: float, l_defer: float) -> ThresholdChoice:
+def choose(conf: np.ndarray, out: np.ndarray, *, l_wrong: float, l_defer: float) -> ThresholdChoice:
     """:func:`choose_threshold` of checked arrays and costs."""
     steps = sorted_steps(conf, out)
     n = steps.n
@@ -178,7 +183,7 @@ def choose(conf: np.ndarray, out: np.ndarray, l_wrong: float, l_defer: float) ->
     best = int(np.flatnonzero(cost == cost.min())[-1])  # the cheapest; ties: act on more
     threshold = math.inf if best == 0 else float(steps.threshold[best - 1])
     chow = 1.0 - l_defer / l_wrong
-    chow_cost, _, _ = cost_at(conf, out, chow, l_wrong, l_defer)
+    chow_cost, _, _ = cost_at(conf, out, chow, l_wrong=l_wrong, l_defer=l_defer)
     return ThresholdChoice(
         threshold=threshold,
         cost=float(cost[best]),

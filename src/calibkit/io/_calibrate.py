@@ -296,7 +296,7 @@ def check_scale(calibrator: Any, kind: str, source: str, *, where: str) -> None:
     """Logits go to a map that reads logits, probabilities to one that reads probabilities."""
     params = calibrator.get_params()
     name = type(calibrator).__name__
-    if "from_probs" not in params:
+    if "from_logits" not in params:
         # maps without the setting read probabilities when their class says so
         if kind == "logits" and getattr(type(calibrator), "domain", None) == "probs":
             raise InputError(
@@ -305,13 +305,13 @@ def check_scale(calibrator: Any, kind: str, source: str, *, where: str) -> None:
             )
         return
     if where == "fit":
-        return  # fit sets from_probs to match the columns
-    if kind == "logits" and params["from_probs"]:
+        return  # fit sets from_logits to match the columns
+    if kind == "logits" and not params["from_logits"]:
         raise InputError(
-            f"{where}: the {name} was fitted on probabilities (from_probs=True), but {source} "
+            f"{where}: the {name} was fitted on probabilities (from_logits=False), but {source} "
             "gives logits; pass the probability columns with --probs."
         )
-    if kind != "logits" and not params["from_probs"]:
+    if kind != "logits" and params["from_logits"]:
         raise InputError(
             f"{where}: the {name} was fitted on logits, but {source} gives {kind}; pass the "
             "logit columns with --logits."

@@ -473,9 +473,9 @@ def hosmer_lemeshow_from_stats(
 
 
 def hosmer_lemeshow(
-    confidence: Any, outcome: Any, *, n_groups: int = 10, fitted: bool = False
+    confidence: Any, outcome: Any, *, n_bins: int = 10, fitted: bool = False
 ) -> TestResult:
-    """Hosmer-Lemeshow test over ``n_groups`` equal-mass groups of the forecasts.
+    """Hosmer-Lemeshow test over ``n_bins`` equal-mass groups (quantile bins) of the forecasts.
 
     C = sum_g (O_g - E_g)^2 / (E_g (1 - E_g / n_g)), with O_g the observed and E_g the expected
     number of events in group g, compared with a chi-squared distribution with G degrees of
@@ -485,20 +485,20 @@ def hosmer_lemeshow(
     Examples
     --------
     >>> import calibkit as ck
-    >>> t = ck.hosmer_lemeshow([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], n_groups=2)
+    >>> t = ck.hosmer_lemeshow([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], n_bins=2)
     >>> round(t.statistic, 4), t.df
     (1.625, 2)
     """
     where = "hosmer_lemeshow"
-    n_groups = v.positive_int(n_groups, name="n_groups", where=where)
+    n_bins = v.n_bins(n_bins, where=where)
     stats, _ = binned(
         confidence,
         outcome,
-        n_bins=n_groups,
+        n_bins=n_bins,
         strategy="quantile",
         closed="right",
         edges=None,
         where=where,
         warn=False,
     )
-    return hosmer_lemeshow_from_stats(stats, fitted=fitted, requested=n_groups)
+    return hosmer_lemeshow_from_stats(stats, fitted=fitted, requested=n_bins)

@@ -18,7 +18,7 @@ such a map in one of two ways, chosen by ``multiclass``:
     are all exactly 0). The ranking of the non-top classes is kept, and so is the argmax as long
     as c' stays the largest entry; but only the top-label confidence is calibrated, not the
     class-wise probabilities. The 2-D input must be probabilities (rows summing to 1), except
-    for :class:`~calibkit.recalibrate.platt.PlattScaling` with ``from_probs=False``, which reads
+    for :class:`~calibkit.recalibrate.platt.PlattScaling` with ``from_logits=True``, which reads
     logits (the softmax gives the probabilities; the map sees the log-odds of the top class).
 
 Both keep the output rows summing to 1 and every entry in [0, 1]. 1-D input is a binary
@@ -102,9 +102,9 @@ def read_inputs(
     ``check_logits``: logits that look like probabilities are refused (fit)."""
     name = "probs" if domain in ("probs", "logit") else "scores"
     takes = "the log-odds" if domain == "logit" else "log p or log(1 - p)"
-    # beta calibration has no from_probs: a model with logits goes to a map of logits
+    # beta calibration has no from_logits: a model with logits goes to a map of logits
     instead = (
-        "the model's logits with from_probs=False"
+        "the model's logits with from_logits=True"
         if domain == "logit"
         else "the model's logits to a map that reads them (PlattScaling, TemperatureScaling)"
     )

@@ -3,7 +3,7 @@ take logs of probabilities, and the warning about logits too extreme for a scale
 
 **Probabilities of exactly 0 or 1** (normal for random forests and naive Bayes) have an infinite
 log or log-odds. Every map that takes one (temperature scaling, Platt scaling and vector or
-matrix scaling with ``from_probs=True``; beta calibration always) reads them the same way:
+matrix scaling with ``from_logits=False``; beta calibration always) reads them the same way:
 
 * ``clip=None`` (the default): they are refused with an :class:`~calibkit.InputError` naming
   the count, the first row and the value as given, and saying to pass ``clip``;
@@ -37,7 +37,7 @@ def away_from_0_and_1(
     ends: tuple[float, ...] = (0.0, 1.0),
     infinite: np.ndarray | None = None,
     when: str = "",
-    instead: str = "the model's logits with from_probs=False",
+    instead: str = "the model's logits with from_logits=True",
     columns: np.ndarray | None = None,
 ) -> np.ndarray:
     """``p`` (checked probabilities) ready for ``takes`` (e.g. "the log-odds"): unchanged when
@@ -59,7 +59,7 @@ def away_from_0_and_1(
     >>> away_from_0_and_1(p, clip=None, where="fit", name="probs", takes="the log-odds")
     Traceback (most recent call last):
     ...
-    calibkit._errors.InputError: fit: the log-odds is infinite for a probability of exactly 0 or 1; 1 value of probs is, at index 1: 1.0. Pass clip=1e-7 (or another small eps; calibkit fit --clip 1e-7) to move every probability into [eps, 1 - eps] first (a warning counts the rows moved), or pass the model's logits with from_probs=False if it has them.
+    calibkit._errors.InputError: fit: the log-odds is infinite for a probability of exactly 0 or 1; 1 value of probs is, at index 1: 1.0. Pass clip=1e-7 (or another small eps; calibkit fit --clip 1e-7) to move every probability into [eps, 1 - eps] first (a warning counts the rows moved), or pass the model's logits with from_logits=True if it has them.
     """  # noqa: E501
     if infinite is None:
         exact = np.zeros(p.shape, dtype=bool)
@@ -109,8 +109,8 @@ def no_clip_for_logits(clip: object, *, where: str) -> None:
     if clip is not None:
         raise InputError(
             f"{where}: clip={clip!r} moves probabilities away from 0 and 1 before their logs are "
-            "taken, but this map reads logits (from_probs=False), which need none. Leave "
-            "clip=None, or pass probabilities with from_probs=True."
+            "taken, but this map reads logits (from_logits=True), which need none. Leave "
+            "clip=None, or pass probabilities with from_logits=False."
         )
 
 

@@ -26,7 +26,7 @@ from .._errors import InputError, NotFittedError
 from .._files import write_atomic
 from .._json import jsonable, read_json_file
 from .._json import shown as _shown
-from .._validate import clip_setting
+from .._validate import clip_setting, output_path
 
 __all__ = [
     "Calibrator",
@@ -298,11 +298,11 @@ class Calibrator(abc.ABC):
         --------
         >>> import calibkit as ck
         >>> data = ck.TemperatureScaling().fit([[2.0, 0.0], [0.0, 1.0]], [0, 0]).to_dict()
-        >>> data["params"]["from_probs"] = "false"
+        >>> data["params"]["from_logits"] = "true"
         >>> ck.Calibrator.from_dict(data)
         Traceback (most recent call last):
         ...
-        calibkit._errors.InputError: load calibrator: malformed 'temperature' calibrator: params.from_probs must be true or false, got "false".
+        calibkit._errors.InputError: load calibrator: malformed 'temperature' calibrator: params.from_logits must be true or false, got "true".
         """  # noqa: E501
         return cls._from_dict(data, where="load calibrator")
 
@@ -355,10 +355,27 @@ class Calibrator(abc.ABC):
         return calibrator
 
 
-def save_calibrator(calibrator: Calibrator, path: str | os.PathLike[str]) -> Path:
-    """Write a fitted calibrator as JSON, atomically: a failed write leaves no partial file."""
+def save_calibrator(path: str | os.PathLike[str], calibrator: Calibrator) -> Path:
+    """Write a fitted calibrator as JSON, atomically: a failed write leaves no partial file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, calibkit as ck
+    >>> ts = ck.TemperatureScaling().fit([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]], [0, 1, 1])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = ck.save_calibrator(pathlib.Path(d) / "t.json", ts)
+    ...     round(ck.load_calibrator(path).temperature_, 4)
+    1.3222
+    """
+    where = "save_calibrator"
+    path = output_path(path, where=where, call="save_calibrator(path, calibrator)")
+    if not isinstance(calibrator, Calibrator):
+        raise InputError(
+            f"{where}: calibrator must be a fitted calibkit calibrator, got "
+            f"{type(calibrator).__name__}."
+        )
     text = json.dumps(calibrator.to_dict(), indent=2, allow_nan=False)
-    return write_atomic(path, text + "\n", where="save_calibrator")
+    return write_atomic(path, text + "\n", where=where)
 
 
 def load_calibrator(path: str | os.PathLike[str]) -> Calibrator:

@@ -268,7 +268,7 @@ def compare_calibration(
         scores give ``sigmoid(s)`` (the model's own reading of its scores; the NLL before
         is computed from the logits in log space); with ``from_logits=False`` the scores are
         probabilities, used as they are ((N, C) rows summing to 1, or (N,) P(label = 1)), and a
-        calibrator with a ``from_probs`` setting must have it True (checked).
+        calibrator with a ``from_logits`` setting must have it False (checked).
     labels : array of shape (N,)
         Class indices 0..C-1, or 0/1 for (N,) scores.
     calibration_fraction, seed
@@ -568,18 +568,18 @@ def _check_calibrator(calibrator: Any, *, from_logits: bool, where: str) -> None
             f"{type(calibrator).__name__} has no {', '.join(missing)}."
         )
     params = calibrator.get_params()
-    if "from_probs" in params and bool(params["from_probs"]) == bool(from_logits):
+    if "from_logits" in params and bool(params["from_logits"]) != bool(from_logits):
         name = type(calibrator).__name__
         if from_logits:
             raise InputError(
                 f"{where}: from_logits=True says the scores are logits, but "
-                f"{name}(from_probs=True) reads them as probabilities; pass {name}() or "
+                f"{name}(from_logits=False) reads them as probabilities; pass {name}() or "
                 "from_logits=False."
             )
         raise InputError(
             f"{where}: from_logits=False says the scores are probabilities, but "
-            f"{name}(from_probs=False) would read them as logits; pass "
-            f"{name}(from_probs=True), or logits with from_logits=True."
+            f"{name}(from_logits=True) would read them as logits; pass "
+            f"{name}(from_logits=False), or logits with from_logits=True."
         )
 
 

@@ -4,7 +4,7 @@ Both maps are a linear map of the logits followed by the softmax:
 
 * vector scaling: ``softmax(w * z + b)`` with ``w, b`` in R^C (one scale and one offset per class);
 * matrix scaling: ``softmax(W z + b)`` with ``W`` (C, C) and ``b`` in R^C. On log-probabilities
-  (``from_probs=True``) this is the Dirichlet calibration map of Kull et al. (2019).
+  (``from_logits=False``) this is the Dirichlet calibration map of Kull et al. (2019).
 
 Both are fitted by minimising the mean negative log-likelihood (NLL) of the calibration labels
 plus a quadratic penalty that pulls the map towards the identity (``w = 1`` / ``W = I``, ``b = 0``:
@@ -51,7 +51,7 @@ class _LinearSoftmax(Calibrator):
 
     _matrix: bool = False
     # settings of both subclasses
-    from_probs: bool
+    from_logits: bool
     clip: float | None
     check_logits: bool
 
@@ -85,14 +85,14 @@ class _LinearSoftmax(Calibrator):
 
     # ------------------------------------------------------------------ API
     def fit(self, scores: Any, labels: Any) -> Self:
-        """Fit the map on calibration logits (N, C) (or probabilities with ``from_probs``) and
-        labels 0..C-1; returns ``self``."""
+        """Fit the map on calibration logits (N, C) (or probabilities with
+        ``from_logits=False``) and labels 0..C-1; returns ``self``."""
         where = f"{type(self).__name__}.fit"
         z = self._logits(scores, where=where)
         n_classes = int(z.shape[1])
         y = v.labels(labels, n=z.shape[0], n_classes=n_classes, where=where)
         h, coercive = self._penalty_weights(n_classes, where)
-        if not self.from_probs:
+        if self.from_logits:
             v.logits_not_probabilities(z, where=where, check=self.check_logits)
             warn_extreme_logits(z, y, where=where)
         problem = _Problem(z, y, self._matrix, h, self._identity(n_classes))
@@ -188,16 +188,18 @@ class _LinearSoftmax(Calibrator):
         return out
 
     def _check_scores(self, scores: Any, *, where: str) -> None:
-        if self.from_probs is True and self.clip is None:  # refuses 0, warns of nothing
+        if self.from_logits is False and self.clip is None:  # refuses 0, warns of nothing
             self._logits(scores, where=where)
 
     def _logits(self, scores: Any, *, where: str) -> np.ndarray:
-        if not isinstance(self.from_probs, (bool, np.bool_)):
-            raise InputError(f"{where}: from_probs must be True or False, got {self.from_probs!r}.")
+        if not isinstance(self.from_logits, (bool, np.bool_)):
+            raise InputError(
+                f"{where}: from_logits must be True or False, got {self.from_logits!r}."
+            )
         clip = v.clip_setting(self.clip, where=where)
-        if not self.from_probs:
+        if self.from_logits:
             no_clip_for_logits(clip, where=where)
-        return _logits(scores, from_probs=self.from_probs, clip=clip, where=where)
+        return _logits(scores, from_logits=self.from_logits, clip=clip, where=where)
 
     @abc.abstractmethod
     def _coercive_hint(self) -> str:
@@ -280,15 +282,16 @@ class VectorScaling(_LinearSoftmax):
 
         where the NLL is averaged over the N calibration rows, so the penalty does not fade as
         N grows. ``l2 > 0`` also keeps the fit finite on separable data.
-    from_probs : bool
-        The scores are probabilities (N, C): their natural logs are used as logits.
+    from_logits : bool
+        ``True`` (default): the scores are logits (N, C). ``False``: they are probabilities,
+        whose natural logs are used as logits.
     clip : float, optional
-        With ``from_probs=True``: ``None`` (default) refuses probabilities of exactly 0 (their
+        With ``from_logits=False``: ``None`` (default) refuses probabilities of exactly 0 (their
         log is -inf, which a linear map cannot use), naming the first row and value; a small
         eps such as 1e-7 moves every probability into [eps, 1 - eps] first, in fit and predict
         alike, with a :class:`~calibkit.CalibkitWarning` counting the rows moved.
     check_logits : bool
-        With ``from_probs=False``, ``fit`` refuses logits that look like probabilities (every
+        With ``from_logits=True``, ``fit`` refuses logits that look like probabilities (every
         entry in [0, 1], every row summing to 1). ``False`` insists that they are logits.
 
     Attributes
@@ -328,7 +331,7 @@ class VectorScaling(_LinearSoftmax):
     _matrix = False
     _params_spec = {
         "l2": number(minimum=0.0),
-        "from_probs": flag(),
+        "from_logits": flag(),
         "clip": number(minimum=0.0, maximum=0.5, nullable=True),
         "check_logits": flag(),
     }
@@ -338,12 +341,12 @@ class VectorScaling(_LinearSoftmax):
         self,
         *,
         l2: float = 0.0,
-        from_probs: bool = False,
+        from_logits: bool = True,
         clip: float | None = None,
         check_logits: bool = True,
     ) -> None:
         self.l2 = l2
-        self.from_probs = from_probs
+        self.from_logits = from_logits
         self.clip = clip
         self.check_logits = check_logits
 
@@ -357,7 +360,7 @@ class VectorScaling(_LinearSoftmax):
 
 class MatrixScaling(_LinearSoftmax):
     """A full linear map of the logits: ``softmax(W z + b)``, W of shape (C, C), b in R^C
-    (Guo et al. 2017); on log-probabilities (``from_probs=True``) the Dirichlet calibration map
+    (Guo et al. 2017); on log-probabilities (``from_logits=False``) the Dirichlet calibration map
     of Kull et al. (2019), with their off-diagonal and intercept regularisation ("ODIR").
 
     The fit starts at the identity (W = I, b = 0: the uncalibrated model), so data that are
@@ -374,16 +377,16 @@ class MatrixScaling(_LinearSoftmax):
         is where the identity has them), leaving the per-class scales free.
     intercept : float
         mu (>= 0) of Kull et al.: penalises the offsets b (towards 0).
-    from_probs : bool
-        The scores are probabilities (N, C): their natural logs are used as logits (Dirichlet
-        calibration).
+    from_logits : bool
+        ``True`` (default): the scores are logits (N, C). ``False``: they are probabilities,
+        whose natural logs are used as logits (Dirichlet calibration).
     clip : float, optional
-        With ``from_probs=True``: ``None`` (default) refuses probabilities of exactly 0 (their
+        With ``from_logits=False``: ``None`` (default) refuses probabilities of exactly 0 (their
         log is -inf, which a linear map cannot use), naming the first row and value; a small
         eps such as 1e-7 moves every probability into [eps, 1 - eps] first, in fit and predict
         alike, with a :class:`~calibkit.CalibkitWarning` counting the rows moved.
     check_logits : bool
-        With ``from_probs=False``, ``fit`` refuses logits that look like probabilities (every
+        With ``from_logits=True``, ``fit`` refuses logits that look like probabilities (every
         entry in [0, 1], every row summing to 1). ``False`` insists that they are logits.
 
     Notes
@@ -440,7 +443,7 @@ class MatrixScaling(_LinearSoftmax):
         "l2": number(minimum=0.0),
         "off_diagonal": number(minimum=0.0),
         "intercept": number(minimum=0.0),
-        "from_probs": flag(),
+        "from_logits": flag(),
         "clip": number(minimum=0.0, maximum=0.5, nullable=True),
         "check_logits": flag(),
     }
@@ -452,14 +455,14 @@ class MatrixScaling(_LinearSoftmax):
         l2: float = 0.0,
         off_diagonal: float = 0.0,
         intercept: float = 0.0,
-        from_probs: bool = False,
+        from_logits: bool = True,
         clip: float | None = None,
         check_logits: bool = True,
     ) -> None:
         self.l2 = l2
         self.off_diagonal = off_diagonal
         self.intercept = intercept
-        self.from_probs = from_probs
+        self.from_logits = from_logits
         self.clip = clip
         self.check_logits = check_logits
 
@@ -615,10 +618,10 @@ def _strength(value: Any, name: str, where: str) -> float:
     return float(value)
 
 
-def _logits(scores: Any, *, from_probs: bool, clip: float | None, where: str) -> np.ndarray:
-    """(N, C) logits, float32 or float64, validated; logs of probabilities with ``from_probs``
-    (exact zeros under the ``clip`` policy)."""
-    name = "probs" if from_probs else "logits"
+def _logits(scores: Any, *, from_logits: bool, clip: float | None, where: str) -> np.ndarray:
+    """(N, C) logits, float32 or float64, validated; logs of probabilities with
+    ``from_logits=False`` (exact zeros under the ``clip`` policy)."""
+    name = "logits" if from_logits else "probs"
     arr = v.to_numpy(scores, name=name, where=where)
     if arr.ndim != 2:
         raise InputError(
@@ -626,7 +629,7 @@ def _logits(scores: Any, *, from_probs: bool, clip: float | None, where: str) ->
             f"of shape {arr.shape}. For 1-D binary scores use PlattScaling or TemperatureScaling; "
             "for a binary model's logits pass two columns (e.g. [-s/2, s/2])."
         )
-    if not from_probs:
+    if from_logits:
         return v.scores(arr, where=where, name=name, ndim=2)
     p = v.probabilities(arr, where=where, name=name)
     p = away_from_0_and_1(p, clip=clip, where=where, name=name, takes="the log", ends=(0.0,))

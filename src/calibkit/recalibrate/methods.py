@@ -83,14 +83,14 @@ def make_calibrator(name: str, **settings: Any) -> Calibrator:
     ----------
     name : {"temperature", "platt", "isotonic", "histogram", "beta", "vector", "matrix"}
     **settings
-        Keyword settings of the class (``from_probs=True``, ...); an unknown one is an
+        Keyword settings of the class (``from_logits=False``, ...); an unknown one is an
         :class:`calibkit.InputError` listing the valid ones.
 
     Examples
     --------
     >>> from calibkit.recalibrate.methods import make_calibrator
-    >>> make_calibrator("temperature", from_probs=True)
-    TemperatureScaling(from_probs=True, method='newton', clip=None, check_logits=True)
+    >>> make_calibrator("temperature", from_logits=False)
+    TemperatureScaling(from_logits=False, method='newton', clip=None, check_logits=True)
     """
     klass = method_class(name)
     valid = klass._param_names()

@@ -40,11 +40,11 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
     """Logistic regression of the label on the score: ``p = sigmoid(a * s + b)``.
 
     Binary scores (N,) are the model's score or logit (``decision_function``). Probabilities
-    are passed with ``from_probs=True``, which takes their logit ``log(p / (1 - p))`` here
+    are passed with ``from_logits=False``, which takes their logit ``log(p / (1 - p))`` here
     (probabilities of exactly 0 or 1 follow ``clip``); read as scores, probabilities are
     refused at fit (``check_logits``). With (N, C) scores, ``multiclass="ovr"`` fits one map
     per class on column k and renormalises; ``"top-label"`` reads the (N, C) array as logits
-    (probabilities with ``from_probs=True``), fits one map on the log-odds of the top-label
+    (probabilities with ``from_logits=False``), fits one map on the log-odds of the top-label
     confidence, and rescales the other classes to share the rest (see
     :mod:`calibkit.recalibrate._binary_maps`).
 
@@ -61,15 +61,16 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
         and b finite on separable data.
     multiclass : {"ovr", "top-label"}
         How (N, C) input is calibrated; 1-D input uses one map either way.
-    from_probs : bool
-        The scores are probabilities: the map is applied to their logit.
+    from_logits : bool
+        ``True`` (default): the scores are scores or logits. ``False``: they are probabilities,
+        and the map is applied to their logit.
     clip : float, optional
-        With ``from_probs=True``: ``None`` (default) refuses probabilities of exactly 0 or 1
+        With ``from_logits=False``: ``None`` (default) refuses probabilities of exactly 0 or 1
         (their logit is infinite), naming the first row and value; a small eps such as 1e-7
         moves every probability into [eps, 1 - eps] first, in fit and predict alike, with a
         :class:`~calibkit.CalibkitWarning` counting the rows moved.
     check_logits : bool
-        With ``from_probs=False``, ``fit`` refuses scores that look like probabilities (1-D
+        With ``from_logits=True``, ``fit`` refuses scores that look like probabilities (1-D
         scores all in [0, 1]; (N, C) rows in [0, 1] summing to 1). ``False`` insists that they
         are scores (say, a similarity that lies in [0, 1]).
 
@@ -109,7 +110,7 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
     _params_spec = {
         "smooth_targets": flag(),
         "multiclass": text(*MULTICLASS),
-        "from_probs": flag(),
+        "from_logits": flag(),
         "clip": number(minimum=0.0, maximum=0.5, nullable=True),
         "check_logits": flag(),
     }
@@ -120,21 +121,21 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
         *,
         smooth_targets: bool = True,
         multiclass: str = "ovr",
-        from_probs: bool = False,
+        from_logits: bool = True,
         clip: float | None = None,
         check_logits: bool = True,
     ) -> None:
         self.smooth_targets = smooth_targets
         self.multiclass = multiclass
-        self.from_probs = from_probs
+        self.from_logits = from_logits
         self.clip = clip
         self.check_logits = check_logits
 
     def _domain(self) -> str:
-        return "logit" if self.from_probs else "scores"
+        return "scores" if self.from_logits else "logit"
 
     def _check_settings(self, where: str) -> None:
-        for name in ("smooth_targets", "from_probs", "check_logits"):
+        for name in ("smooth_targets", "from_logits", "check_logits"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise InputError(
                     f"{where}: {name} must be True or False, got {getattr(self, name)!r}."

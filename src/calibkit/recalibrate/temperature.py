@@ -32,20 +32,21 @@ class TemperatureScaling(Calibrator):
 
     Parameters
     ----------
-    from_probs : bool
-        The scores are probabilities: their logs are used as logits ((N, C) rows), or their
-        log-odds (1-D P(label = 1)).
+    from_logits : bool
+        ``True`` (default): the scores are logits (N, C) or binary scores (N,). ``False``: they
+        are probabilities, whose logs are used as logits ((N, C) rows), or their log-odds (1-D
+        P(label = 1)).
     method : {"newton", "golden"}
         ``"newton"`` (default): the exact maximum-likelihood T, from a safeguarded Newton
         iteration on beta = 1/T, where the NLL is convex (a handful of passes over the data).
         ``"golden"``: a golden-section search over T in [0.05, 20] with 80 iterations.
     clip : float, optional
-        With ``from_probs=True``: ``None`` (default) refuses probabilities of exactly 0 or 1
+        With ``from_logits=False``: ``None`` (default) refuses probabilities of exactly 0 or 1
         (their logs are infinite), naming the first row and value; a small eps such as 1e-7
         moves every probability into [eps, 1 - eps] first, in fit and predict alike, with a
         :class:`~calibkit.CalibkitWarning` counting the rows moved.
     check_logits : bool
-        With ``from_probs=False``, ``fit`` refuses "logits" that look like probabilities
+        With ``from_logits=True``, ``fit`` refuses "logits" that look like probabilities
         (every entry in [0, 1] and every row summing to 1; 1-D scores all in [0, 1]): fitted as
         logits they give a wrong temperature without a word. ``False`` insists that they are
         logits.
@@ -94,7 +95,7 @@ class TemperatureScaling(Calibrator):
 
     kind = "temperature"
     _params_spec = {
-        "from_probs": flag(),
+        "from_logits": flag(),
         "method": text(*METHODS),
         "clip": number(minimum=0.0, maximum=0.5, nullable=True),
         "check_logits": flag(),
@@ -112,12 +113,12 @@ class TemperatureScaling(Calibrator):
     def __init__(
         self,
         *,
-        from_probs: bool = False,
+        from_logits: bool = True,
         method: str = "newton",
         clip: float | None = None,
         check_logits: bool = True,
     ) -> None:
-        self.from_probs = from_probs
+        self.from_logits = from_logits
         self.method = method
         self.clip = clip
         self.check_logits = check_logits
@@ -127,7 +128,7 @@ class TemperatureScaling(Calibrator):
         where = f"{type(self).__name__}.fit"
         method = v.choice(self.method, name="method", allowed=METHODS, where=where)
         z, y = _prepare(scores, labels, settings=self, where=where)
-        if not self.from_probs:
+        if self.from_logits:
             warn_extreme_logits(z, y, where=where)
         at_one = tm.evaluate(z, y, 1.0)
         if method == "newton":
@@ -173,10 +174,10 @@ class TemperatureScaling(Calibrator):
         from ..engines.temperature import fit_temperature_with_engine
 
         where = f"{type(self).__name__}.fit_engine"
-        if self.from_probs or self.method != "newton" or self.clip is not None:
+        if not self.from_logits or self.method != "newton" or self.clip is not None:
             raise InputError(
-                f"{where}: an engine fits logits by Newton's method; from_probs=, method= and "
-                "clip= apply to arrays in memory."
+                f"{where}: an engine fits logits by Newton's method; from_logits=False, method= "
+                "and clip= apply to arrays in memory."
             )
         fitted = fit_temperature_with_engine(
             data, labels, engine=engine, columns=columns, where=where
@@ -199,7 +200,7 @@ class TemperatureScaling(Calibrator):
         return self
 
     def _check_scores(self, scores: Any, *, where: str) -> None:
-        if self.from_probs is True and self.clip is None:  # refuses 0 and 1, warns of nothing
+        if self.from_logits is False and self.clip is None:  # refuses 0 and 1, warns of nothing
             _logits(scores, settings=self, where=where)
 
     def _check_invariance(self, z: np.ndarray, y: np.ndarray) -> InvarianceReport:
@@ -266,7 +267,7 @@ def fit_temperature(
     logits: Any,
     labels: Any = None,
     *,
-    from_probs: bool = False,
+    from_logits: bool = True,
     method: str = "newton",
     clip: float | None = None,
     check_logits: bool = True,
@@ -290,9 +291,9 @@ def fit_temperature(
     1.3222
     """
     if engine is not None and engine != "memory":
-        if from_probs or method != "newton" or clip is not None or check_logits is not True:
+        if not from_logits or method != "newton" or clip is not None or check_logits is not True:
             raise InputError(
-                "fit_temperature: an engine fits logits by Newton's method; from_probs=, "
+                "fit_temperature: an engine fits logits by Newton's method; from_logits=False, "
                 "method=, clip= and check_logits= apply to arrays in memory."
             )
         return (
@@ -308,24 +309,24 @@ def fit_temperature(
     if labels is None:
         raise InputError("fit_temperature: pass the labels (or an engine= and its columns=).")
     scaler = TemperatureScaling(
-        from_probs=from_probs, method=method, clip=clip, check_logits=check_logits
+        from_logits=from_logits, method=method, clip=clip, check_logits=check_logits
     )
     return scaler.fit(logits, labels).temperature_
 
 
 def _check_settings(ts: TemperatureScaling, *, where: str) -> None:
-    if not isinstance(ts.from_probs, (bool, np.bool_)):
-        raise InputError(f"{where}: from_probs must be True or False, got {ts.from_probs!r}.")
+    if not isinstance(ts.from_logits, (bool, np.bool_)):
+        raise InputError(f"{where}: from_logits must be True or False, got {ts.from_logits!r}.")
     v.clip_setting(ts.clip, where=where)
-    if not ts.from_probs:
+    if ts.from_logits:
         no_clip_for_logits(ts.clip, where=where)
 
 
 def _logits(scores: Any, *, settings: TemperatureScaling, where: str) -> np.ndarray:
-    """Logits as given, or those of probabilities (``from_probs``) under the ``clip`` policy:
+    """Logits as given, or those of probabilities (``from_logits=False``) under the ``clip`` policy:
     the log of (N, C) rows, the log-odds of a 1-D P(label = 1)."""
     _check_settings(settings, where=where)
-    if not settings.from_probs:
+    if settings.from_logits:
         return v.scores(scores, where=where)
     arr = v.to_numpy(scores, name="probs", where=where)
     if arr.ndim == 2:
@@ -345,7 +346,7 @@ def _prepare(scores: Any, labels: Any, *, settings: TemperatureScaling, where: s
     z = _logits(scores, settings=settings, where=where)
     n_classes = 2 if z.ndim == 1 else z.shape[1]
     y = v.labels(labels, n=z.shape[0], n_classes=n_classes, where=where)
-    if not settings.from_probs:
+    if settings.from_logits:
         v.logits_not_probabilities(z, where=where, check=settings.check_logits)
     if z.ndim == 1 and np.all(y == y[0]):
         raise InputError(

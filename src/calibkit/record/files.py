@@ -13,13 +13,14 @@ from typing import Any
 from .._errors import CalibkitWarning
 from .._files import write_atomic
 from .._json import read_json_file
+from .._validate import output_path
 from .signing import KEY_ENV, _key, _signature, check_record
 
 __all__ = ["read_record", "write_record"]
 
 
 def write_record(
-    record: Mapping[str, Any], path: str | os.PathLike[str], *, key: str | bytes | None = None
+    path: str | os.PathLike[str], record: Mapping[str, Any], *, key: str | bytes | None = None
 ) -> Path:
     """Write a record as JSON, atomically (a temporary file beside ``path``, then renamed): a
     failed write leaves no partial file.
@@ -29,6 +30,7 @@ def write_record(
     record is signed when a key is given (``key=``) or set in ``CALIBKIT_RECORD_KEY``.
     """
     where = "write_record"
+    path = output_path(path, where=where, call="write_record(path, record)")
     check_record(record, key=key, where=where)
     if "signature" not in record:
         secret = _key(key, where=where)

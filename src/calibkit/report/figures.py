@@ -576,9 +576,9 @@ def cost_curve(
 
     where = "cost_curve"
     xscale = v.choice(xscale, name="xscale", allowed=("auto", "linear", "logit"), where=where)
-    lw, ld = costs(l_wrong, l_defer, where=where)
+    lw, ld = costs(l_wrong=l_wrong, l_defer=l_defer, where=where)
     conf, out = validated(confidence, outcome, where=where)
-    choice = choose_threshold(conf, out, lw, ld)
+    choice = choose_threshold(conf, out, l_wrong=lw, l_defer=ld)
     steps = sorted_steps(conf, out)
     n = steps.n
     # in increasing threshold: the cost of acting when confidence >= t, at each distinct t
@@ -622,7 +622,7 @@ def cost_curve(
     )
 
     chow = choice.chow_threshold
-    chow_cost, _, _ = cost_at(conf, out, chow, lw, ld)
+    chow_cost, _, _ = cost_at(conf, out, chow, l_wrong=lw, l_defer=ld)
     chow_x = min(max(chow, lo), hi)
     ax.axvline(chow_x, color=_ORANGE, lw=0.8, ls="--", zorder=1)
     (chow_point,) = ax.plot(
@@ -783,7 +783,7 @@ def _logit_axis(ax: Axes, lo: float, hi: float) -> None:
 _FORMATS = {".png": "png", ".svg": "svg"}
 
 
-def save_figure(fig: Figure | Axes, path: str | os.PathLike[str]) -> Path:
+def save_figure(path: str | os.PathLike[str], fig: Figure | Axes) -> Path:
     """Write a figure as PNG (150 dpi) or SVG, chosen by the file's extension, atomically.
 
     The file is written to a temporary file beside ``path`` and moved into place with
@@ -798,13 +798,15 @@ def save_figure(fig: Figure | Axes, path: str | os.PathLike[str]) -> Path:
     >>> from calibkit.report.figures import reliability_diagram, save_figure
     >>> ax = reliability_diagram(ck.reliability_bins([0.9, 0.6], [1, 0], n_bins=2))
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     p = save_figure(ax, pathlib.Path(d) / "diagram.png")
+    ...     p = save_figure(pathlib.Path(d) / "diagram.png", ax)
     ...     p.read_bytes()[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
     True
     """
     import matplotlib
 
-    target = Path(path)
+    from .._validate import output_path
+
+    target = Path(output_path(path, where="save_figure", call="save_figure(path, fig)"))
     fmt = _FORMATS.get(target.suffix.lower())
     if fmt is None:
         raise InputError(

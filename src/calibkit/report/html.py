@@ -347,9 +347,9 @@ def _what(
     if ledger is not None:
         return f"{ledger.describe()}, judged on {ledger.n_eval:,} held-out rows"
     if policy is not None:
-        return f"a decision policy on {policy.n_test:,} test cases"
+        return f"a decision policy on {policy.n_eval:,} test cases"
     if binary is not None:
-        return f"a binary decision on P(y = 1), {binary.n_test:,} test cases"
+        return f"a binary decision on P(y = 1), {binary.n_eval:,} test cases"
     return "a calibration record"
 
 
@@ -377,13 +377,13 @@ def _detail(
         )
     if policy is not None:
         lines.append(
-            f"Decision policy: thresholds chosen on {policy.n_validation:,} validation cases, "
-            f"reported on {policy.n_test:,} test cases."
+            f"Decision policy: thresholds chosen on {policy.n:,} validation cases, "
+            f"reported on {policy.n_eval:,} test cases."
         )
     if binary is not None:
         lines.append(
-            f"Binary threshold on P(y = 1): chosen on {binary.n_validation:,} validation cases, "
-            f"reported on {binary.n_test:,} test cases."
+            f"Binary threshold on P(y = 1): chosen on {binary.n:,} validation cases, "
+            f"reported on {binary.n_eval:,} test cases."
         )
     return " ".join(lines) or "The calibration record of an audit."
 
@@ -604,7 +604,7 @@ def _policy(policy: PolicyTable) -> str:
     notes = "".join(f"<li>{_e(line)}</li>" for line in policy.notes())
     fig = _figure_risk_coverage(policy)
     caption = (
-        f"Risk-coverage curve of the {policy.n_test:,} test cases (act when the confidence "
+        f"Risk-coverage curve of the {policy.n_eval:,} test cases (act when the confidence "
         "reaches the threshold), with the random and oracle baselines and the thresholds of "
         "the table."
     )
