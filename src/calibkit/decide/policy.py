@@ -336,12 +336,15 @@ def table_of(
         )
     chow = 1.0 - l_defer / l_wrong
     choice = choose(chosen_on[0], chosen_on[1], l_wrong=l_wrong, l_defer=l_defer)
-    splits = {"chosen_on": chosen_on, "held_out": held_out, "l_wrong": l_wrong, "l_defer": l_defer}
+    policies = [
+        ("act_all", "act on everything", 0.0),
+        ("defer_all", "defer everything", math.inf),
+        ("chow", "Chow's rule", chow),
+        ("chosen", "chosen on validation", choice.threshold),
+    ]
     rows = [
-        _row("act_all", "act on everything", 0.0, **splits),
-        _row("defer_all", "defer everything", math.inf, **splits),
-        _row("chow", "Chow's rule", chow, **splits),
-        _row("chosen", "chosen on validation", choice.threshold, **splits),
+        _row(key, name, threshold, chosen_on, held_out, l_wrong=l_wrong, l_defer=l_defer)
+        for key, name, threshold in policies
     ]
     calibrated_curve = None
     if calibrated_confidence is not None:
