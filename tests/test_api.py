@@ -19,6 +19,7 @@ EXPECTED = [
     "BrierDecomposition",
     "CalibkitWarning",
     "CalibrationLedger",
+    "CalibrationRecord",
     "CalibrationSlope",
     "Calibrator",
     "ConfidenceParse",

@@ -90,6 +90,7 @@ from .recalibrate import (
     stratified_split,
 )
 from .record import (
+    CalibrationRecord,
     RecordComparison,
     calibration_record,
     compare_records,
@@ -125,6 +126,7 @@ __all__ = [
     "BrierDecomposition",
     "CalibkitWarning",
     "CalibrationLedger",
+    "CalibrationRecord",
     "CalibrationSlope",
     "Calibrator",
     "ConfidenceParse",

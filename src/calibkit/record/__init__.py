@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .build import calibration_record, fingerprint_array
 from .compare import BinChange, RecordComparison, compare_records
+from .document import CalibrationRecord
 from .files import read_record, write_record
 from .schema import record_schema, validate_record
 from .signing import RecordTrust, check_record, sign_record
@@ -13,6 +14,7 @@ from .verify import RecordCheck, record_stats, verify_record
 
 __all__ = [
     "BinChange",
+    "CalibrationRecord",
     "RecordCheck",
     "RecordComparison",
     "RecordTrust",

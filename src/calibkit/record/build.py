@@ -25,10 +25,12 @@ asks for them (``require_signature=True``, ``calibkit compare --require-signatur
 fingerprint (sha256 of the arrays) must describe ``data.n`` rows; whether it is of *these* data
 only :func:`verify_record`, given the arrays, can tell.
 
-The record is a plain ``dict`` (the JSON document itself): what :func:`calibration_record`
-returns is what :func:`write_record` writes and :func:`read_record` returns, key for key. The
-layout is published as a JSON Schema (draft 2020-12), ``record.schema.json`` beside this module
-(:func:`record_schema`); :func:`read_record` checks every document against it.
+The record is a :class:`~calibkit.record.CalibrationRecord`: a frozen, read-only mapping of the
+JSON document itself, so what :func:`calibration_record` returns is what :func:`write_record`
+writes and :func:`read_record` returns, key for key (``record.to_dict()`` is an editable copy
+as plain ``dict``). The layout is published as a JSON Schema (draft 2020-12),
+``record.schema.json`` beside this module (:func:`record_schema`); :func:`read_record` checks
+every document against it.
 """
 
 from __future__ import annotations
@@ -46,9 +48,10 @@ import numpy as np
 from .. import _validate as v
 from .._errors import InputError
 from .._json import jsonable
-from .schema import FORMAT, FORMAT_VERSION, validate_record
+from .document import CalibrationRecord
+from .schema import FORMAT, FORMAT_VERSION
 from .schema import SUM_FIELDS as _SUM_FIELDS
-from .signing import _digest, _key, _signature
+from .signing import _digest, _key, _signature, check_record
 
 __all__ = ["calibration_record", "fingerprint_array"]
 
@@ -77,9 +80,9 @@ def calibration_record(
     calibrator: Any = None,
     notes: str | None = None,
     key: str | bytes | None = None,
-) -> dict[str, Any]:
-    """The calibration record of an audit, as a JSON-ready ``dict`` valid under
-    :func:`record_schema`.
+) -> CalibrationRecord:
+    """The calibration record of an audit: a :class:`~calibkit.record.CalibrationRecord`, the
+    read-only mapping of a JSON document valid under :func:`record_schema`.
 
     Parameters
     ----------
@@ -118,6 +121,8 @@ def calibration_record(
     >>> r = calibration_record(a, scores=p, labels=y, model="demo", outcome_definition="y = 1")
     >>> r["data"]["n"], r["binning"]["n_bins"], sum(r["bins"]["count"])
     (400, 15, 400)
+    >>> print(r)  # doctest: +ELLIPSIS
+    calibration record of demo, recorded ... (top-label, outcome 'y = 1'): N = 400, ECE ...
     >>> bool(verify_record(r, p, y)), bool(verify_record(r, p[::-1], y))
     (True, False)
     """
@@ -227,8 +232,8 @@ def calibration_record(
     secret = _key(key, where=where)
     if secret is not None:
         document["signature"] = _signature(document, secret.value)
-    validate_record(document, where=where)
-    return document
+    trust = check_record(document, key=key, where=where)  # the schema, the digest, the signature
+    return CalibrationRecord(document, trust=trust)
 
 
 def fingerprint_array(x: Any, *, name: str = "array", where: str = "fingerprint_array") -> dict:

@@ -41,6 +41,7 @@ from .. import _validate as v
 from .._errors import InputError
 from ..measure.change import ece_change_band
 from ..measure.errors import ece_from_stats
+from .document import record_name
 from .signing import RecordTrust, check_record
 from .verify import record_stats
 
@@ -400,8 +401,8 @@ def compare_records(
     )
 
     return RecordComparison(
-        old_name=_name(old),
-        new_name=_name(new),
+        old_name=record_name(old),
+        new_name=record_name(new),
         n_old=s_old.n,
         n_new=s_new.n,
         event=old["data"]["event"],
@@ -547,19 +548,6 @@ def _differences(
 
 
 # ----------------------------------------------------------------------------- text
-
-
-def _name(record: Mapping[str, Any]) -> str:
-    context = record["context"]
-    parts = [context["model"] or "unnamed model"]
-    if context["checkpoint"]:
-        parts.append(f"checkpoint {context['checkpoint']}")
-    if context["population"]:
-        parts.append(context["population"])
-    if context["data_window"]:
-        parts.append(context["data_window"])
-    parts.append(f"recorded {record['created']}")
-    return ", ".join(parts)
 
 
 def _shown(x: Any) -> str:

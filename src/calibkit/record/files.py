@@ -14,6 +14,7 @@ from .._errors import CalibkitWarning
 from .._files import write_atomic
 from .._json import read_json_file
 from .._validate import output_path
+from .document import CalibrationRecord
 from .signing import KEY_ENV, _key, _signature, check_record
 
 __all__ = ["read_record", "write_record"]
@@ -32,11 +33,12 @@ def write_record(
     where = "write_record"
     path = output_path(path, where=where, call="write_record(path, record)")
     check_record(record, key=key, where=where)
-    if "signature" not in record:
+    document = dict(record)  # the nested objects are written as they are
+    if "signature" not in document:
         secret = _key(key, where=where)
         if secret is not None:
-            record = {**record, "signature": _signature(record, secret.value)}
-    text = json.dumps(record, indent=2, allow_nan=False, ensure_ascii=False)
+            document["signature"] = _signature(document, secret.value)
+    text = json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False)
     return write_atomic(path, text + "\n", where=where)
 
 
@@ -46,9 +48,10 @@ def read_record(
     key: str | bytes | None = None,
     verify: bool = True,
     require_signature: bool = False,
-) -> dict[str, Any]:
+) -> CalibrationRecord:
     """Read a record written by :func:`write_record`, checked against the schema, its digest
-    and (when it is signed and a key is available) its signature.
+    and (when it is signed and a key is available) its signature: a
+    :class:`~calibkit.record.CalibrationRecord` whose ``trust`` says how far it was checked.
 
     Parameters
     ----------
@@ -80,4 +83,4 @@ def read_record(
         )
     elif not trust.ok:
         warnings.warn(f"{where}: {trust}.", CalibkitWarning, stacklevel=2)
-    return data
+    return CalibrationRecord(data, trust=trust)

@@ -69,7 +69,7 @@ def validate_record(record: Any, *, where: str = "validate_record") -> dict[str,
             + _hint(record, field)
         )
     try:  # free settings (split, calibrator params and state) have no schema of their own
-        json.dumps(record, allow_nan=False)
+        json.dumps(dict(record), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InputError(
             f"{where}: not a valid calibration record: it holds a value strict JSON cannot ({exc})."

@@ -12,17 +12,19 @@ for them (``require_signature=True``).
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import hmac
 import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError
 from .schema import validate_record
+
+if TYPE_CHECKING:
+    from .document import CalibrationRecord
 
 __all__ = ["KEY_ENV", "MIN_KEY_BYTES", "TRUST", "RecordTrust", "check_record", "sign_record"]
 
@@ -154,8 +156,8 @@ def check_record(
 
     Parameters
     ----------
-    record : dict
-        A calibration record.
+    record : CalibrationRecord or Mapping
+        A calibration record (or its JSON document as a ``dict``).
     key : str or bytes, optional
         The signing key; by default the one in ``CALIBKIT_RECORD_KEY``, if set.
     verify : bool
@@ -175,8 +177,9 @@ def check_record(
     >>> r = calibration_record(ck.audit(p, y, n_boot=50, n_sims=50), key="k" * 32)
     >>> str(check_record(r, key="k" * 32)).startswith("signed and verified")
     True
-    >>> r["metrics"]["ece"]["value"] = 0.001
-    >>> check_record(r, key="k" * 32)
+    >>> edited = r.to_dict()
+    >>> edited["metrics"]["ece"]["value"] = 0.001
+    >>> check_record(edited, key="k" * 32)
     Traceback (most recent call last):
     ...
     calibkit._errors.InputError: check_record: the record was edited after it was made: ...
@@ -225,10 +228,13 @@ def check_record(
     return RecordTrust("signature-invalid", key_id=signature["key_id"], key_origin=secret.origin)
 
 
-def sign_record(record: Mapping[str, Any], *, key: str | bytes | None = None) -> dict[str, Any]:
+def sign_record(record: Mapping[str, Any], *, key: str | bytes | None = None) -> CalibrationRecord:
     """A copy of an intact record with a signature (HMAC-SHA256) made with ``key`` (by
-    default the one in ``CALIBKIT_RECORD_KEY``), replacing any signature it had. An edited
-    record is refused: signing it would vouch for the edit."""
+    default the one in ``CALIBKIT_RECORD_KEY``), replacing any signature it had: a
+    :class:`~calibkit.record.CalibrationRecord`. An edited record is refused: signing it would
+    vouch for the edit."""
+    from .document import CalibrationRecord
+
     where = "sign_record"
     validate_record(record, where=where)
     if not _intact(record):
@@ -239,6 +245,7 @@ def sign_record(record: Mapping[str, Any], *, key: str | bytes | None = None) ->
     secret = _key(key, where=where)
     if secret is None:
         raise InputError(f"{where}: no key: pass key= or set {KEY_ENV}.")
-    signed = copy.deepcopy(dict(record))
+    signed = dict(record)
     signed["signature"] = _signature(signed, secret.value)
-    return signed
+    trust = RecordTrust("signed-verified", key_id=secret.id, key_origin=secret.origin)
+    return CalibrationRecord(signed, trust=trust)

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +90,7 @@ def write_report(
     audit: Audit | None = None,
     ledger: CalibrationLedger | None = None,
     policy: PolicyTable | None = None,
-    record: dict[str, Any] | None = None,
+    record: Mapping[str, Any] | None = None,
     title: str | None = None,
     before: Audit | ReliabilityTable | None = None,
     after: Audit | ReliabilityTable | None = None,
@@ -123,7 +124,7 @@ def write_report(
     binary : BinaryPolicyTable, optional
         A binary model's thresholds on P(y = 1) from the costs of its two errors
         (ck.binary_policy_table).
-    record : dict, optional
+    record : CalibrationRecord, optional
         The calibration record, shown as JSON in a collapsed section.
     title : str, optional
         The page title; by default it says what was audited.
@@ -171,7 +172,7 @@ def render_report(
     audit: Audit | None = None,
     ledger: CalibrationLedger | None = None,
     policy: PolicyTable | None = None,
-    record: dict[str, Any] | None = None,
+    record: Mapping[str, Any] | None = None,
     title: str | None = None,
     before: Audit | ReliabilityTable | None = None,
     after: Audit | ReliabilityTable | None = None,
@@ -301,9 +302,10 @@ def _check(
                 f"{where}: {name} must be a {kind.__name__} (from {maker}), "
                 f"got {type(value).__name__}."
             )
-    if record is not None and not isinstance(record, dict):
+    if record is not None and not isinstance(record, Mapping):
         raise InputError(
-            f"{where}: record must be a dict (the calibration record), got {type(record).__name__}."
+            f"{where}: record must be a calibration record (ck.calibration_record or "
+            f"ck.read_record), got {type(record).__name__}."
         )
     if title is not None and not isinstance(title, str):
         raise InputError(f"{where}: title must be a str, got {type(title).__name__}.")
@@ -686,12 +688,12 @@ def _notes(lines: list[str]) -> str:
     return f'<ul class="notes">{"".join(f"<li>{_e(line)}</li>" for line in lines)}</ul>'
 
 
-def _record(record: dict[str, Any], *, where: str) -> str:
+def _record(record: Mapping[str, Any], *, where: str) -> str:
     try:
-        text = json.dumps(record, indent=2, ensure_ascii=False, default=_json_default)
+        text = json.dumps(dict(record), indent=2, ensure_ascii=False, default=_json_default)
     except (TypeError, ValueError) as exc:
         raise InputError(
-            f"{where}: record must be JSON-ready (the calibration record dict): {exc}."
+            f"{where}: record must be JSON-ready (a calibration record): {exc}."
         ) from None
     return (
         f"<details>\n<summary>The calibration record: {len(record)} "
