@@ -95,7 +95,7 @@ def written(tmp_path: Path, record, name: str = "r.json") -> Path:
 
 
 def test_an_edited_ece_is_refused_on_every_read(tmp_path, unsigned):
-    edited = copy.deepcopy(unsigned)
+    edited = unsigned.to_dict()
     edited["metrics"]["ece"]["value"] = 0.001
     path = written(tmp_path, edited)
     message = "the record was edited after it was made: its fields no longer hash to its digest"
@@ -118,7 +118,7 @@ def test_an_edited_bin_no_longer_moves_a_comparison(tmp_path, unsigned, data):
     """The campaign's case: an edited bin turned 'within noise' into 'moved beyond noise'."""
     z, y = data
     other = written(tmp_path, record_of(*cohort(1000, 1)), "other.json")
-    edited = copy.deepcopy(unsigned)
+    edited = unsigned.to_dict()
     edited["bins"]["sum_outcome"][7] = edited["bins"]["count"][7] * 1.0  # all correct
     path = written(tmp_path, edited)
     assert_bad_input(
@@ -157,7 +157,7 @@ def test_a_recomputed_digest_passes_the_digest_but_not_the_signature(tmp_path, d
 
 
 def _edited_ece(record):
-    record = copy.deepcopy(record)
+    record = json.loads(json.dumps(record))  # an editable copy of a record or a dict
     record["metrics"]["ece"]["value"] = 0.4995
     return record
 
@@ -165,7 +165,7 @@ def _edited_ece(record):
 def test_a_fingerprint_of_other_rows_is_refused(tmp_path, unsigned):
     """The fingerprint of 500 other rows in a record that counts 1000, digest recomputed."""
     z, y = cohort(500, 9)
-    swapped = copy.deepcopy(unsigned)
+    swapped = unsigned.to_dict()
     swapped["data"]["fingerprint"] = record_of(z, y)["data"]["fingerprint"]
     resealed(swapped)
     message = (
@@ -177,7 +177,7 @@ def test_a_fingerprint_of_other_rows_is_refused(tmp_path, unsigned):
         read_record(path)
     with pytest.raises(ck.InputError, match=re.escape(f"verify_record: {message}")):
         verify_record(swapped, z, y)  # used to say: verified
-    labels_only = copy.deepcopy(unsigned)
+    labels_only = unsigned.to_dict()
     labels_only["data"]["fingerprint"]["labels"]["shape"] = []
     with pytest.raises(
         ck.InputError, match=r"labels\.shape describes a single value \(shape \[\]\)"
@@ -421,7 +421,7 @@ def leaf_paths(node, prefix=()):
 @given(data=st.data())
 def test_random_input_gives_only_input_errors(tmp_path, unsigned, data):
     path = data.draw(st.sampled_from([p for p in leaf_paths(unsigned) if p]))
-    mutated = copy.deepcopy(unsigned)
+    mutated = unsigned.to_dict()
     node = mutated
     for key in path[:-1]:
         node = node[key]
@@ -457,11 +457,11 @@ def _has_digest(record) -> bool:
 
 
 def test_values_strict_json_cannot_hold_are_refused_in_a_dict(unsigned):
-    nan = copy.deepcopy(unsigned)
+    nan = unsigned.to_dict()
     nan["metrics"]["ece"]["value"] = float("nan")
     with pytest.raises(ck.InputError, match=r"metrics\.ece\.value must be a finite number"):
         check_record(nan)
-    loose = copy.deepcopy(unsigned)
+    loose = unsigned.to_dict()
     loose["split"] = {"method": "k-fold", "seed": 1, "weight": float("inf")}
     with pytest.raises(ck.InputError, match="it holds a value strict JSON cannot"):
         check_record(loose)
@@ -486,7 +486,7 @@ def test_the_signature_field_in_the_schema(data):
         ({"value": None}, "signature.value must be text, got null"),
         ({"by": "me"}, "signature.by is not a field of a calibration record"),
     ]:
-        bad = copy.deepcopy(signed)
+        bad = signed.to_dict()
         bad["signature"].update(change)
         assert not validator.is_valid(bad), change
         with pytest.raises(ck.InputError, match=re.escape(message)):

@@ -102,7 +102,7 @@ def test_record_validates_and_verifies(results, example):
 
 
 def test_edited_record_fails_verification(results, example):
-    record = ck.read_record(results.record_path)
+    record = ck.read_record(results.record_path).to_dict()
     record["metrics"]["ece"]["value"] = 0.129
     check = ck.verify_record(record, example.LOGITS, example.LABELS)
     assert not check and check.data_matches and not check.record_intact

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import warnings
@@ -213,7 +212,7 @@ def test_mismatched_binning_is_refused(halves):
 
 def test_another_outcome_definition_is_refused(halves):
     old, new = halves
-    other = copy.deepcopy(new)
+    other = new.to_dict()
     other["context"]["outcome_definition"] = "top-5 contains the label"
     with pytest.raises(
         ck.InputError,
@@ -239,7 +238,7 @@ def test_another_event_is_refused(halves):
 
 def test_malformed_records_and_settings(halves):
     old, new = halves
-    broken = copy.deepcopy(new)
+    broken = new.to_dict()
     del broken["bins"]
     with pytest.raises(ck.InputError, match="compare_records: new record: .*bins is missing"):
         compare_records(old, broken)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import re
@@ -282,7 +281,7 @@ def test_a_failed_write_leaves_the_old_file(tmp_path, small):
     *_, r = small
     path = write_record(tmp_path / "record.json", r)
     before = path.read_text()
-    broken = copy.deepcopy(r)
+    broken = r.to_dict()
     broken["metrics"]["ece"]["value"] = "high"
     with pytest.raises(ck.InputError, match=r"metrics\.ece\.value must be a number or null"):
         write_record(path, broken)
@@ -316,7 +315,7 @@ def test_changed_data_is_detected(densenet):
 
 def test_a_tampered_fingerprint_is_detected(densenet):
     _, z, y, _, r = densenet
-    forged = copy.deepcopy(r)
+    forged = r.to_dict()
     forged["data"]["fingerprint"]["scores"]["sha256"] = "0" * 64
     validator().validate(forged)  # still a well-formed record
     check = verify_record(forged, z, y)
@@ -351,7 +350,7 @@ def _written(tmp_path: Path, document) -> Path:
 
 def _mutations(r):
     def drop(*keys):
-        d = copy.deepcopy(r)
+        d = r.to_dict()
         node = d
         for k in keys[:-1]:
             node = node[k]
@@ -359,7 +358,7 @@ def _mutations(r):
         return d
 
     def put(value, *keys):
-        d = copy.deepcopy(r)
+        d = r.to_dict()
         node = d
         for k in keys[:-1]:
             node = node[k]
@@ -397,15 +396,15 @@ def test_malformed_records_name_the_failing_field(tmp_path, small):
 
 def test_what_a_schema_cannot_say_is_checked_too(tmp_path, small):
     *_, r = small
-    short = copy.deepcopy(r)
+    short = r.to_dict()
     short["bins"]["sum_conf"] = short["bins"]["sum_conf"][:-1]
     with pytest.raises(ck.InputError, match=r"bins\.sum_conf must have one entry per bin \(15\)"):
         read_record(_written(tmp_path, short))
-    wrong_n = copy.deepcopy(r)
+    wrong_n = r.to_dict()
     wrong_n["data"]["n"] = 601
     with pytest.raises(ck.InputError, match=r"bins\.count adds up to 600, but data\.n is 601"):
         read_record(_written(tmp_path, wrong_n))
-    backwards = copy.deepcopy(r)
+    backwards = r.to_dict()
     backwards["binning"]["edges"][3], backwards["binning"]["edges"][4] = (
         backwards["binning"]["edges"][4],
         backwards["binning"]["edges"][3],
@@ -436,10 +435,10 @@ def test_builtin_validator_agrees_with_jsonschema(small, densenet):
     candidates = [*records]
     for r in records:
         candidates += [d for d, _ in _mutations(r)]
-        loose = copy.deepcopy(r)
+        loose = r.to_dict()
         loose["split"] = {"method": "k-fold", "seed": 3, "folds": 5}  # extra split settings
         candidates.append(loose)
-        as_float = copy.deepcopy(r)
+        as_float = r.to_dict()
         as_float["data"]["n"] = float(r["data"]["n"])  # 600.0 is an integer in JSON Schema
         candidates.append(as_float)
     v = validator()

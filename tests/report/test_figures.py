@@ -344,3 +344,17 @@ def test_lazy_import_and_no_pyplot(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
+
+
+def test_before_after_draws_into_given_axes():
+    import matplotlib.pyplot as plt
+
+    t = ck.reliability_bins([0.9, 0.9, 0.6, 0.6], [1, 0, 1, 1], n_bins=10)
+    fig, axes = plt.subplots(1, 2)
+    try:
+        assert before_after(t, t, ax=axes) is fig
+        assert [a.get_title().splitlines()[0] for a in axes] == ["before", "after"]
+        with pytest.raises(ck.InputError, match="ax must be a pair of matplotlib Axes"):
+            before_after(t, t, ax=axes[0])
+    finally:
+        plt.close(fig)

@@ -347,6 +347,21 @@ class BinStats:
         out[nz] = total[nz] / self.count[nz]
         return out
 
+    def __str__(self) -> str:
+        """One line: the rows, the bins and how many hold data.
+
+        >>> print(BinStats.from_forecasts([0.3, 0.9, 0.4], [1, 1, 0], edges=[0, 0.5, 1]))
+        BinStats of 3 forecasts in 2 bins (2 with data), mean confidence 0.5333, mean outcome 0.6667
+        """
+        n = int(self.count.sum())
+        if not n:
+            return f"BinStats of no forecasts in {self.count.size} bins"
+        return (
+            f"BinStats of {n:,} forecasts in {self.count.size} bins "
+            f"({int((self.count > 0).sum())} with data), mean confidence "
+            f"{self.sum_conf.sum() / n:.4f}, mean outcome {self.sum_outcome.sum() / n:.4f}"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary (lists of numbers)."""
         out: dict[str, Any] = {

@@ -29,6 +29,18 @@ class ReliabilityRow:
     ci_low: float
     ci_high: float
 
+    def to_dict(self) -> dict[str, Any]:
+        """The bin as a JSON-ready ``dict`` (NaN of an empty bin as None)."""
+        return {k: (None if isinstance(x, float) and x != x else x) for k, x in vars(self).items()}
+
+    def __str__(self) -> str:
+        if not self.count:
+            return f"({self.lo:.2f}, {self.hi:.2f}]: empty"
+        return (
+            f"({self.lo:.2f}, {self.hi:.2f}]: n {self.count:,}, conf {self.conf:.4f}, "
+            f"acc {self.acc:.4f} [{self.ci_low:.4f}, {self.ci_high:.4f}]"
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class ReliabilityTable:

@@ -122,7 +122,7 @@ def calibration_record(
     >>> r["data"]["n"], r["binning"]["n_bins"], sum(r["bins"]["count"])
     (400, 15, 400)
     >>> print(r)  # doctest: +ELLIPSIS
-    calibration record of demo, recorded ... (top-label, outcome 'y = 1'): N = 400, ECE ...
+    calibration record of demo, recorded ... (binary, outcome 'y = 1'): N = 400, ECE ...
     >>> bool(verify_record(r, p, y)), bool(verify_record(r, p[::-1], y))
     (True, False)
     """

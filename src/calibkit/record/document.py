@@ -10,8 +10,7 @@ plain ``dict`` and ``list`` (the way to make an edited record, which every read 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from .signing import RecordTrust, check_record
@@ -94,9 +93,9 @@ def record_name(record: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class CalibrationRecord(Mapping[str, Any]):
-    """A calibration record: the JSON document (read-only, key for key) and how far it was
+class CalibrationRecord(_ReadOnlyDict):
+    """A calibration record: the JSON document itself (a read-only ``dict``, key for key, so
+    :mod:`json` writes it and every function that takes a mapping takes it) and how far it was
     trusted when it was made or read.
 
     Parameters
@@ -125,43 +124,36 @@ class CalibrationRecord(Mapping[str, Any]):
     'edited'
     """  # noqa: E501
 
-    document: Mapping[str, Any]
-    trust: RecordTrust | None = None
+    __slots__ = ("trust",)
+    trust: RecordTrust
 
-    def __post_init__(self) -> None:
-        document = self.document
-        trust = self.trust
+    def __init__(self, document: Mapping[str, Any], trust: RecordTrust | None = None) -> None:
         if trust is None:  # checks the schema too
             trust = check_record(document, verify=False, where="CalibrationRecord")
-        object.__setattr__(self, "document", _freeze(document))
+        dict.__init__(self, ((str(k), _freeze(v)) for k, v in document.items()))
         object.__setattr__(self, "trust", trust)
 
-    # ------------------------------------------------------------------ Mapping
-    def __getitem__(self, key: str) -> Any:
-        return self.document[key]
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        _refuse()
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.document)
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.to_dict(), self.trust))
 
-    def __len__(self) -> int:
-        return len(self.document)
-
-    def __copy__(self) -> CalibrationRecord:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> CalibrationRecord:
+    @property
+    def document(self) -> dict[str, Any]:
+        """The JSON document (this record itself, read-only)."""
         return self
 
     # ------------------------------------------------------------------ result
     def to_dict(self) -> dict[str, Any]:
         """The JSON document as a deep copy of plain ``dict`` and ``list`` (editable; an edited
         copy no longer matches its digest, and every read refuses it)."""
-        out: dict[str, Any] = _thaw(self.document)
+        out: dict[str, Any] = _thaw(dict(self))
         return out
 
     def __str__(self) -> str:
-        data, ece = self.document["data"], self.document["metrics"]["ece"]
-        outcome = self.document["context"]["outcome_definition"]
+        data, ece = self["data"], self["metrics"]["ece"]
+        outcome = self["context"]["outcome_definition"]
         what = f"{data['event']}" + (f", outcome {outcome!r}" if outcome else "")
         value, interval = ece["value"], ece["interval"]
         ece_text = "ECE -" if value is None else f"ECE {value:.4f}"
@@ -170,13 +162,13 @@ class CalibrationRecord(Mapping[str, Any]):
                 f" [{interval['low']:.4f}, {interval['high']:.4f}] "
                 f"({interval['level'] * 100:g}% interval)"
             )
-        noise = "within noise" if self.document["within_noise"] else "beyond noise"
+        noise = "within noise" if self["within_noise"] else "beyond noise"
         return (
-            f"calibration record of {record_name(self.document)} ({what}): "
+            f"calibration record of {record_name(self)} ({what}): "
             f"N = {data['n']:,}, {ece_text}, {noise}; {self.trust}"
         )
 
     def __repr__(self) -> str:
-        digest = self.document["digest"]["value"][:12]
+        digest = self["digest"]["value"][:12]
         trust = self.trust.status if self.trust is not None else "unchecked"
-        return f"CalibrationRecord({record_name(self.document)!r}, digest {digest}..., {trust})"
+        return f"CalibrationRecord({record_name(self)!r}, digest {digest}..., {trust})"

@@ -360,8 +360,12 @@ def before_after(
     *,
     titles: tuple[str, str] = ("before", "after"),
     histogram: bool = True,
+    ax: Any = None,
 ) -> Figure:
     """Two reliability diagrams side by side: a forecast before and after recalibration.
+
+    ``ax`` is a pair of matplotlib Axes to draw into (e.g. ``plt.subplots(1, 2)[1]``); by
+    default a new figure with two is made.
 
     Pass the results of the same held-out rows (e.g. ``ck.audit`` of the raw and of the
     recalibrated probabilities). A :class:`~calibkit.CalibrationLedger` cannot be drawn: it keeps
@@ -386,8 +390,18 @@ def before_after(
 
     for result in (before, after):
         _as_table(result, where="before_after")  # refuse a ledger before drawing anything
-    fig = Figure(figsize=(10.0, 6.0) if histogram else (10.0, 5.0), layout="constrained")
-    left, right = fig.subplots(1, 2)
+    if ax is None:
+        fig = Figure(figsize=(10.0, 6.0) if histogram else (10.0, 5.0), layout="constrained")
+        left, right = fig.subplots(1, 2)
+    else:
+        axes = list(np.ravel(np.asarray(ax, dtype=object)))
+        if len(axes) != 2 or not all(hasattr(a, "get_figure") for a in axes):
+            raise InputError(
+                "before_after: ax must be a pair of matplotlib Axes (before, after), e.g. "
+                f"plt.subplots(1, 2)[1]; got {type(ax).__name__} of {len(axes)}."
+            )
+        left, right = axes
+        fig = left.get_figure()
     reliability_diagram(before, ax=left, title=titles[0], histogram=histogram)
     reliability_diagram(after, ax=right, title=titles[1], histogram=histogram)
     return fig

@@ -143,6 +143,33 @@ class ConfidenceParse:
     def __bool__(self) -> bool:
         return self.value is not None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready ``dict``.
+
+        >>> ConfidenceParse(0.8, source="80%", form="percent").to_dict()["value"]
+        0.8
+        """
+        return {
+            "value": self.value,
+            "source": self.source,
+            "form": self.form,
+            "reason": self.reason,
+            "option": self.option,
+        }
+
+    def __str__(self) -> str:
+        """``0.8 (percent '80%')`` or ``unparsed: <reason>``.
+
+        >>> print(ConfidenceParse(0.8, source="80%", form="percent"))
+        0.8 (percent '80%')
+        >>> print(ConfidenceParse(None, reason="no number"))
+        unparsed: no number
+        """
+        if self.value is None:
+            return f"unparsed: {self.reason or 'absent'}"
+        option = f" for option {self.option!r}" if self.option is not None else ""
+        return f"{self.value:g} ({self.form or 'number'} {self.source!r}){option}"
+
 
 def _fail(reason: str, source: str | None = None) -> ConfidenceParse:
     return ConfidenceParse(None, source=source, reason=reason)
@@ -497,6 +524,33 @@ class ParseReport:
     @property
     def parse_rate(self) -> float:
         return len(self.indices) / self.n if self.n else float("nan")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The counts, the parsed values and where they came from, JSON-ready."""
+        return {
+            "n": self.n,
+            "n_parsed": int(len(self.indices)),
+            "parse_rate": self.parse_rate if self.n else None,
+            "values": self.values.tolist(),
+            "indices": self.indices.tolist(),
+            "answers": None if self.answers is None else list(self.answers),
+            "unparsed": self.unparsed.tolist(),
+            "reasons": dict(self.reasons),
+        }
+
+    def __str__(self) -> str:
+        """One line: how many replies parsed, and why the others did not.
+
+        >>> print(parse_batch(["80%", "maybe", "0.3"]))
+        2 of 3 replies parsed (66.7%); unparsed: absent 1
+        """
+        if not self.n:
+            return "no replies"
+        text = f"{len(self.indices):,} of {self.n:,} replies parsed ({self.parse_rate:.1%})"
+        if self.reasons:
+            why = ", ".join(f"{k} {c:,}" for k, c in sorted(self.reasons.items()))
+            text += f"; unparsed: {why}"
+        return text
 
 
 def parse_batch(
