@@ -109,3 +109,18 @@ def test_binary_gap_note_does_not_call_every_negative_gap_overconfident() -> Non
     data = np.load("examples/data/densenet40_cifar10_logits.npz")
     top = ck.audit(data["test_logits"][:2000], data["test_labels"][:2000], from_logits=True)
     assert "negative = overconfident" in str(top)
+
+
+def test_an_interval_above_the_estimate_is_explained():
+    # 400 binary forecasts in 15 bins: the percentile bootstrap of the (upward-biased) ECE lies
+    # wholly above the estimate; the report says so instead of printing a CI that misses it
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0, 1, 400)
+    y = (rng.random(400) < p).astype(int)
+    audit = ck.audit(p, y, n_boot=100, n_sims=100)
+    assert audit.ece < audit.ece_interval.low
+    note = dict((name, note) for name, _, note in audit.metric_rows())["ECE"]
+    assert "above the estimate: ECE's upward bias at this N" in note
+    big = ck.audit(rng.uniform(0, 1, 20000), rng.random(20000) < 0.5, n_boot=100, n_sims=100)
+    assert big.ece_interval.low <= big.ece
+    assert "above the estimate" not in dict((n, t) for n, _, t in big.metric_rows())["ECE"]
