@@ -1,6 +1,7 @@
 """Decide: turn a confidence into act / ask / escalate decisions with stated costs, a
 threshold whose selective risk is guaranteed, and a binary model's threshold on P(y = 1) from
-the costs of its two errors."""
+the costs of its two errors; measure selective prediction (AUGRC, PRR, AURC conventions, the
+risk at a coverage and the coverage at a risk with intervals)."""
 
 from ._format import threshold_text
 from .actions import ActionChoice, ActionsEvaluation, choose_actions
@@ -14,7 +15,15 @@ from .binary import (
 )
 from .coverage import RiskCoverage, risk_coverage
 from .guarantee import GuaranteeEvaluation, RiskGuarantee, guaranteed_threshold
+from .operating import CoverageAtRisk, RiskAtCoverage, coverage_at_risk, risk_at_coverage
 from .policy import PolicyRow, PolicyTable, act_forecast, decision_report, policy_table
+from .selective import (
+    SelectivePrediction,
+    augrc,
+    aurc,
+    prediction_rejection_ratio,
+    selective_prediction,
+)
 from .thresholds import ThresholdChoice, choose_threshold, chow_threshold
 
 __all__ = [
@@ -23,22 +32,31 @@ __all__ = [
     "BinaryPolicyRow",
     "BinaryPolicyTable",
     "BinaryThresholdChoice",
+    "CoverageAtRisk",
     "GuaranteeEvaluation",
     "PolicyRow",
     "PolicyTable",
+    "RiskAtCoverage",
     "RiskCoverage",
     "RiskGuarantee",
+    "SelectivePrediction",
     "ThresholdChoice",
     "act_forecast",
+    "augrc",
+    "aurc",
     "bayes_threshold",
     "binary_policy_table",
     "choose_actions",
     "choose_binary_threshold",
     "choose_threshold",
     "chow_threshold",
+    "coverage_at_risk",
     "decision_report",
     "guaranteed_threshold",
     "policy_table",
-    "threshold_text",
+    "prediction_rejection_ratio",
+    "risk_at_coverage",
     "risk_coverage",
+    "selective_prediction",
+    "threshold_text",
 ]

@@ -15,10 +15,12 @@ from .figures import (
     save_figure,
 )
 from .html import render_report, write_report
+from .selective import generalized_risk_coverage_plot
 
 __all__ = [
     "before_after",
     "cost_curve",
+    "generalized_risk_coverage_plot",
     "monitor_plot",
     "reliability_diagram",
     "render_audit",
