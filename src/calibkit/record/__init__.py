@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from .build import calibration_record, fingerprint_array
 from .compare import BinChange, RecordComparison, compare_records
-from .document import CalibrationRecord
+from .document import CalibrationRecord, sign_record
 from .files import read_record, write_record
 from .schema import record_schema, validate_record
-from .signing import RecordTrust, check_record, sign_record
+from .signing import RecordTrust, check_record
 from .verify import RecordCheck, record_stats, verify_record
 
 __all__ = [

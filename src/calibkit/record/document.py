@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-from .signing import RecordTrust, check_record
+from .._errors import InputError
+from .schema import validate_record
+from .signing import KEY_ENV, RecordTrust, _intact, _key, _signature, check_record
 
-__all__ = ["CalibrationRecord", "record_name"]
+__all__ = ["CalibrationRecord", "record_name", "sign_record"]
 
 _READ_ONLY = (
     "a calibration record is read-only (its digest vouches for every field); "
@@ -172,3 +174,24 @@ class CalibrationRecord(_ReadOnlyDict):
         digest = self["digest"]["value"][:12]
         trust = self.trust.status if self.trust is not None else "unchecked"
         return f"CalibrationRecord({record_name(self)!r}, digest {digest}..., {trust})"
+
+
+def sign_record(record: Mapping[str, Any], *, key: str | bytes | None = None) -> CalibrationRecord:
+    """A copy of an intact record with a signature (HMAC-SHA256) made with ``key`` (by
+    default the one in ``CALIBKIT_RECORD_KEY``), replacing any signature it had: a
+    :class:`~calibkit.record.CalibrationRecord`. An edited record is refused: signing it would
+    vouch for the edit."""
+    where = "sign_record"
+    validate_record(record, where=where)
+    if not _intact(record):
+        raise InputError(
+            f"{where}: the record was edited after it was made (its fields no longer hash to "
+            "its digest); signing it would vouch for the edit. Make a new record from the data."
+        )
+    secret = _key(key, where=where)
+    if secret is None:
+        raise InputError(f"{where}: no key: pass key= or set {KEY_ENV}.")
+    signed = dict(record)
+    signed["signature"] = _signature(signed, secret.value)
+    trust = RecordTrust("signed-verified", key_id=secret.id, key_origin=secret.origin)
+    return CalibrationRecord(signed, trust=trust)

@@ -18,15 +18,12 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import InputError
 from .schema import validate_record
 
-if TYPE_CHECKING:
-    from .document import CalibrationRecord
-
-__all__ = ["KEY_ENV", "MIN_KEY_BYTES", "TRUST", "RecordTrust", "check_record", "sign_record"]
+__all__ = ["KEY_ENV", "MIN_KEY_BYTES", "TRUST", "RecordTrust", "check_record"]
 
 #: The environment variable a signing key is read from when no ``key=`` is given.
 KEY_ENV = "CALIBKIT_RECORD_KEY"
@@ -226,26 +223,3 @@ def check_record(
             "Refusing to use it; read it with verify=False to inspect it."
         )
     return RecordTrust("signature-invalid", key_id=signature["key_id"], key_origin=secret.origin)
-
-
-def sign_record(record: Mapping[str, Any], *, key: str | bytes | None = None) -> CalibrationRecord:
-    """A copy of an intact record with a signature (HMAC-SHA256) made with ``key`` (by
-    default the one in ``CALIBKIT_RECORD_KEY``), replacing any signature it had: a
-    :class:`~calibkit.record.CalibrationRecord`. An edited record is refused: signing it would
-    vouch for the edit."""
-    from .document import CalibrationRecord
-
-    where = "sign_record"
-    validate_record(record, where=where)
-    if not _intact(record):
-        raise InputError(
-            f"{where}: the record was edited after it was made (its fields no longer hash to "
-            "its digest); signing it would vouch for the edit. Make a new record from the data."
-        )
-    secret = _key(key, where=where)
-    if secret is None:
-        raise InputError(f"{where}: no key: pass key= or set {KEY_ENV}.")
-    signed = dict(record)
-    signed["signature"] = _signature(signed, secret.value)
-    trust = RecordTrust("signed-verified", key_id=secret.id, key_origin=secret.origin)
-    return CalibrationRecord(signed, trust=trust)
