@@ -19,15 +19,8 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
-from ._binary_maps import (
-    MULTICLASS,
-    BinaryMapCalibrator,
-    LogisticFit,
-    fit_logistic,
-    maps_state,
-    sigmoid,
-    warn_not_converged,
-)
+from ._binary_maps import MULTICLASS, BinaryMapCalibrator, maps_state
+from ._logistic import LogisticFit, fit_logistic, sigmoid, warn_not_converged
 from .base import flag, integer, number, text
 
 __all__ = ["BetaCalibration", "BetaMap"]

@@ -33,12 +33,13 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
-from ._inputs import away_from_0_and_1, no_clip_for_logits, warn_extreme_logits
-from .base import Calibrator, Field, array, flag, integer, number, obj
+from ._inputs import warn_extreme_logits
+from ._linear_map import _LinearMap
+from ._linear_objective import _Problem
+from .base import array, flag, number
 
 __all__ = ["MatrixScaling", "VectorScaling"]
 
-_CHUNK_ELEMENTS = 1 << 18
 #: The solver is asked for a gradient this small (L2 norm, relative to the logit scale) ...
 _SOLVER_GTOL = 1e-10
 #: ... and the fit counts as converged when the largest gradient entry is below this (relative).
@@ -46,26 +47,11 @@ _CONVERGED_GTOL = 1e-6
 _MAX_ITER = 500
 
 
-class _LinearSoftmax(Calibrator):
-    """Shared machinery: ``softmax(A(z) + b)`` with a linear ``A`` (per-class scale or matrix)."""
-
-    _matrix: bool = False
-    # settings of both subclasses
-    from_logits: bool
-    clip: float | None
-    check_logits: bool
-
-    # learned state, declared for type checkers
-    weights_: np.ndarray
-    bias_: np.ndarray
-    n_classes_: int
-    nll_before_: float
-    nll_after_: float
-    objective_: float
-    gradient_norm_: float
-    n_iter_: int
-    n_evaluations_: int
-    converged_: bool
+class _LinearSoftmax(_LinearMap):
+    """Shared machinery: ``softmax(A(z) + b)`` with a linear ``A`` (per-class scale or matrix),
+    fitted here; the fitted map (prediction, JSON state) is
+    :class:`~calibkit.recalibrate._linear_map._LinearMap`, the objective
+    :class:`~calibkit.recalibrate._linear_objective._Problem`."""
 
     # ------------------------------------------------------------------ subclass hooks
     @abc.abstractmethod
@@ -167,101 +153,9 @@ class _LinearSoftmax(Calibrator):
             )
         return self
 
-    def predict_proba(self, scores: Any) -> np.ndarray:
-        """Calibrated probabilities (N, C), each row summing to 1."""
-        where = f"{type(self).__name__}.predict_proba"
-        self._check_fitted("predict_proba")
-        z = self._logits(scores, where=where)
-        if z.shape[1] != self.n_classes_:
-            raise InputError(
-                f"{where}: fitted on {self.n_classes_} classes, got {z.shape[1]} columns; pass "
-                "scores with one column per class, in the order used at fit time."
-            )
-        out = np.empty(z.shape, dtype=np.float64)
-        rows = _chunk_rows(self.n_classes_)
-        for start in range(0, z.shape[0], rows):
-            u = _apply(z[start : start + rows], self.weights_, self.bias_, self._matrix)
-            u -= u.max(axis=1, keepdims=True)
-            np.exp(u, out=u)
-            u /= u.sum(axis=1, keepdims=True)
-            out[start : start + rows] = u
-        return out
-
-    def _check_scores(self, scores: Any, *, where: str) -> None:
-        if self.from_logits is False and self.clip is None:  # refuses 0, warns of nothing
-            self._logits(scores, where=where)
-
-    def _logits(self, scores: Any, *, where: str) -> np.ndarray:
-        if not isinstance(self.from_logits, (bool, np.bool_)):
-            raise InputError(
-                f"{where}: from_logits must be True or False, got {self.from_logits!r}."
-            )
-        clip = v.clip_setting(self.clip, where=where)
-        if self.from_logits:
-            no_clip_for_logits(clip, where=where)
-        return _logits(scores, from_logits=self.from_logits, clip=clip, where=where)
-
     @abc.abstractmethod
     def _coercive_hint(self) -> str:
         """How to make the penalty bound every direction (for the separability warning)."""
-
-    # ------------------------------------------------------------------ persistence
-    def _state(self) -> dict[str, Any]:
-        return {
-            "weights": self.weights_,
-            "bias": self.bias_,
-            "n_classes": self.n_classes_,
-            "nll_before": self.nll_before_,
-            "nll_after": self.nll_after_,
-            "objective": self.objective_,
-            "gradient_norm": self.gradient_norm_,
-            "n_iter": self.n_iter_,
-            "n_evaluations": self.n_evaluations_,
-            "converged": self.converged_,
-        }
-
-    @classmethod
-    def _state_fields(cls, weights: Field) -> Field:
-        return obj(
-            weights=weights,
-            bias=array(number()),
-            n_classes=integer(minimum=2),
-            nll_before=number(),
-            nll_after=number(),
-            objective=number(),
-            gradient_norm=number(),
-            n_iter=integer(minimum=0),
-            n_evaluations=integer(minimum=0),
-            converged=flag(),
-        )
-
-    def _set_state(self, state: dict[str, Any]) -> None:
-        # the types were checked against _state_spec (from_dict): finite numbers throughout
-        n_classes = int(state["n_classes"])
-        weights, bias = state["weights"], state["bias"]
-        c = n_classes
-        rows_ok = not self._matrix or all(len(row) == c for row in weights)
-        if len(weights) != c or not rows_ok or len(bias) != c:
-            shape = f"({c}, {c})" if self._matrix else f"({c},)"
-            got = (
-                f"{len(weights)} rows of lengths {sorted({len(r) for r in weights})}"
-                if self._matrix
-                else f"{len(weights)} entries"
-            )
-            raise InputError(
-                f"expected weights of shape {shape} and bias of shape ({c},) for n_classes = "
-                f"{c}, got weights with {got} and a bias of {len(bias)}."
-            )
-        self.weights_ = np.asarray(weights, dtype=np.float64)
-        self.bias_ = np.asarray(bias, dtype=np.float64)
-        self.n_classes_ = n_classes
-        self.nll_before_ = float(state["nll_before"])
-        self.nll_after_ = float(state["nll_after"])
-        self.objective_ = float(state["objective"])
-        self.gradient_norm_ = float(state["gradient_norm"])
-        self.n_iter_ = int(state["n_iter"])
-        self.n_evaluations_ = int(state["n_evaluations"])
-        self.converged_ = bool(state["converged"])
 
 
 class VectorScaling(_LinearSoftmax):
@@ -479,126 +373,7 @@ class MatrixScaling(_LinearSoftmax):
         return "Set l2 > 0 and intercept > 0 to keep the map near the identity"
 
 
-# ---------------------------------------------------------------------------- the objective
-
-
-class _Problem:
-    """Mean NLL of ``softmax(A(z) + b)`` plus ``sum h * (x - x0)^2``: value, gradient and
-    Hessian-vector products, each one chunked float64 pass over the data."""
-
-    def __init__(
-        self, z: np.ndarray, y: np.ndarray, matrix: bool, h: np.ndarray, identity: np.ndarray
-    ) -> None:
-        self.z, self.y, self.matrix, self.h = z, y, matrix, h
-        self.identity = identity
-        self.n, self.c = z.shape
-        self.rows = _chunk_rows(self.c)
-        self.n_passes = 0
-        self.last_nll = math.nan
-        sq = 0.0
-        for start in range(0, self.n, self.rows):
-            block = z[start : start + self.rows].astype(np.float64)
-            sq += float(np.einsum("ij,ij->", block, block))
-        #: max(1, rms logit): gradients in W scale with the logits.
-        self.scale = max(1.0, math.sqrt(sq / z.size))
-
-    def _split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        c = self.c
-        if self.matrix:
-            return x[: c * c].reshape(c, c), x[c * c :]
-        return x[:c], x[c:]
-
-    def _softmax_blocks(self, x: np.ndarray):
-        """Yield (float64 logit block, labels, shifted log-sum-exp terms, probabilities)."""
-        a, b = self._split(x)
-        idx = np.arange(self.rows)
-        for start in range(0, self.n, self.rows):
-            block = self.z[start : start + self.rows].astype(np.float64)
-            yb = self.y[start : start + self.rows]
-            u = _apply(block, a, b, self.matrix)
-            u -= u.max(axis=1, keepdims=True)
-            true = u[idx[: len(yb)], yb]
-            np.exp(u, out=u)
-            s = u.sum(axis=1)
-            u /= s[:, None]
-            yield block, yb, np.log(s) - true, u
-
-    def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        total = 0.0
-        ga = np.zeros((self.c, self.c) if self.matrix else self.c)
-        gb = np.zeros(self.c)
-        idx = np.arange(self.rows)
-        for block, yb, terms, p in self._softmax_blocks(x):
-            total += float(terms.sum())
-            p[idx[: len(yb)], yb] -= 1.0  # d NLL_i / d u_i = p_i - onehot(y_i)
-            ga += p.T @ block if self.matrix else np.einsum("ij,ij->j", p, block)
-            gb += p.sum(axis=0)
-        self.n_passes += 1
-        self.last_nll = total / self.n
-        d = x - self.identity
-        grad = np.concatenate([ga.ravel(), gb]) / self.n + 2.0 * self.h * d
-        return self.last_nll + float(np.sum(self.h * d * d)), grad
-
-    def hessp(self, x: np.ndarray, vec: np.ndarray) -> np.ndarray:
-        va, vb = self._split(vec)
-        ha = np.zeros((self.c, self.c) if self.matrix else self.c)
-        hb = np.zeros(self.c)
-        for block, _, _, p in self._softmax_blocks(x):
-            du = _apply(block, va, vb, self.matrix)
-            # (diag(p) - p p^T) du, row by row
-            du -= np.einsum("ij,ij->i", p, du)[:, None]
-            du *= p
-            ha += du.T @ block if self.matrix else np.einsum("ij,ij->j", du, block)
-            hb += du.sum(axis=0)
-        self.n_passes += 1
-        return np.concatenate([ha.ravel(), hb]) / self.n + 2.0 * self.h * vec
-
-    def hess(self, x: np.ndarray) -> np.ndarray:
-        """The full Hessian of vector scaling's objective (2C, 2C), in one pass: with
-        S_i = diag(p_i) - p_i p_i^T, the blocks are sum_i D(z_i) S_i D(z_i), sum_i D(z_i) S_i
-        and sum_i S_i, each a diagonal minus a Gram matrix."""
-        c = self.c
-        out = np.zeros((2 * c, 2 * c))
-        for block, _, _, p in self._softmax_blocks(x):
-            zp = block * p
-            cols = np.concatenate([zp, p], axis=1)
-            out -= cols.T @ cols
-            diag = np.concatenate([(zp * block).sum(axis=0), p.sum(axis=0)])
-            out[np.arange(2 * c), np.arange(2 * c)] += diag
-            zsum = zp.sum(axis=0)
-            out[np.arange(c), np.arange(c, 2 * c)] += zsum
-            out[np.arange(c, 2 * c), np.arange(c)] += zsum
-        self.n_passes += 1
-        out /= self.n
-        out[np.diag_indices(2 * c)] += 2.0 * self.h
-        return out
-
-    def separated(self, x: np.ndarray) -> bool:
-        """Every row's true class strictly ahead of the others under the map at ``x``."""
-        a, b = self._split(x)
-        idx = np.arange(self.rows)
-        for start in range(0, self.n, self.rows):
-            u = _apply(self.z[start : start + self.rows].astype(np.float64), a, b, self.matrix)
-            yb = self.y[start : start + self.rows]
-            rows = idx[: len(yb)]
-            true = u[rows, yb].copy()
-            u[rows, yb] = -np.inf
-            if not np.all(true > u.max(axis=1)):
-                return False
-        return True
-
-
 # ---------------------------------------------------------------------------- helpers
-
-
-def _chunk_rows(n_classes: int) -> int:
-    return max(1, _CHUNK_ELEMENTS // n_classes)
-
-
-def _apply(block: np.ndarray, a: np.ndarray, b: np.ndarray, matrix: bool) -> np.ndarray:
-    """The new logits of a block, in float64 (a fresh array)."""
-    block = block.astype(np.float64, copy=False)
-    return block @ a.T + b if matrix else block * a + b
 
 
 def _warn(message: str) -> None:
@@ -616,21 +391,3 @@ def _strength(value: Any, name: str, where: str) -> float:
             f"{where}: {name} must be a finite number >= 0 (0 = no penalty), got {value!r}."
         )
     return float(value)
-
-
-def _logits(scores: Any, *, from_logits: bool, clip: float | None, where: str) -> np.ndarray:
-    """(N, C) logits, float32 or float64, validated; logs of probabilities with
-    ``from_logits=False`` (exact zeros under the ``clip`` policy)."""
-    name = "logits" if from_logits else "probs"
-    arr = v.to_numpy(scores, name=name, where=where)
-    if arr.ndim != 2:
-        raise InputError(
-            f"{where}: {name} must be a 2-D array (N, C) with one column per class, got an array "
-            f"of shape {arr.shape}. For 1-D binary scores use PlattScaling or TemperatureScaling; "
-            "for a binary model's logits pass two columns (e.g. [-s/2, s/2])."
-        )
-    if from_logits:
-        return v.scores(arr, where=where, name=name, ndim=2)
-    p = v.probabilities(arr, where=where, name=name)
-    p = away_from_0_and_1(p, clip=clip, where=where, name=name, takes="the log", ends=(0.0,))
-    return np.log(p)

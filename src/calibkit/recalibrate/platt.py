@@ -13,14 +13,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from ._binary_maps import (
-    MULTICLASS,
-    BinaryMapCalibrator,
-    fit_logistic,
-    maps_state,
-    sigmoid,
-    warn_not_converged,
-)
+from ._binary_maps import MULTICLASS, BinaryMapCalibrator, maps_state
+from ._logistic import fit_logistic, sigmoid, warn_not_converged
 from .base import flag, integer, number, text
 
 __all__ = ["PlattMap", "PlattScaling"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._errors import InputError
 from .._json import parse_json
-from .parse import _option_map
+from ._decision import _option_map
 
 __all__ = ["SHIPPED", "read_decision_set"]
 

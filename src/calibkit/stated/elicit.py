@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import CalibkitWarning, InputError
+from ._decision import _option_map
 from ._runner import Counters, Plan, Reachability, run_keys
 from .items import Item
 from .logprobs import option_distribution
-from .parse import _option_map, parse_decision
+from .parse import parse_decision
 from .providers import PermanentError, TransientError, make_caller
 from .store import FINAL_STATUSES, ReplyKey, ReplyRecord, ReplyStore, StoreError, new_owner
 

@@ -1,0 +1,197 @@
+"""The sections of the HTML report that show an audit: the verdict, the reliability diagram
+beside its table, the metrics, the binning convention, and a stated-confidence audit per group
+and source."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..measure.reliability import gap_note
+from ._html_parts import _e, _img, _interval, _pct, _td, _th
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..audit import Audit
+    from ..measure.reliability import ReliabilityTable
+
+
+def _verdict(audit: Audit) -> str:
+    cls = "ok" if audit.within_noise else "off"
+    return f'<p class="verdict {cls}">{_e(audit.verdict())}</p>'
+
+
+def _reliability(audit: Audit) -> str:
+    table = audit.table
+    fig = _figure_reliability(audit)
+    caption = (
+        f"Reliability diagram: one dot per non-empty bin (area by count), the gap to the "
+        f"diagonal, the {_pct(table.level)} {table.interval} interval of each bin's accuracy, "
+        f"and the confidences underneath. M = {audit.n_bins} {table.strategy} bins, "
+        f"N = {audit.n:,}."
+        if table.interval
+        else f"Reliability diagram, M = {audit.n_bins} {table.strategy} bins, N = {audit.n:,}."
+    )
+    figure = _img(fig, alt="Reliability diagram", caption=caption)
+    return f'<div class="pair">\n{figure}\n{_reliability_table(table, kind=audit.kind)}\n</div>'
+
+
+def _stated(stated: Any) -> str:
+    """A summary row per group and source, then each one's reliability diagram and table."""
+    head = [
+        "group",
+        "source",
+        "N (excluded)",
+        "accuracy",
+        "ECE [interval]",
+        "noise floor",
+        "x0.05",
+        "AURC",
+    ]
+    rows = []
+    parts = []
+    for r in stated.rows:
+        name = " / ".join(r.group)
+        ece_text = "-" if r.ece is None else f"{r.ece:.4f} {_interval(r.ece_low, r.ece_high)}"
+        cells = [
+            name,
+            r.source,
+            f"{r.n:,} ({r.n_rows - r.n:,})",
+            "-" if r.accuracy is None else f"{r.accuracy:.4f}",
+            ece_text,
+            "-" if r.noise_floor is None else f"{r.noise_floor:.4f}",
+            "-" if r.share_multiple_of_05 is None else f"{r.share_multiple_of_05:.0%}",
+            "-" if r.aurc is None else f"{r.aurc:.4f}",
+        ]
+        rows.append("<tr>" + "".join(_td(_e(c)) for c in cells) + "</tr>")
+        if r.table is not None and r.n:
+            from matplotlib.figure import Figure
+
+            from .figures import reliability_diagram
+
+            fig = Figure(figsize=(5.4, 5.2), layout="constrained")
+            reliability_diagram(r.table, ax=fig.add_subplot(), title=f"{name}, {r.source}")
+            figure = _img(
+                fig,
+                alt=f"Reliability diagram, {name}, {r.source}",
+                caption=f"{name}, {r.source}: N = {r.n:,}.",
+            )
+            table = _reliability_table(r.table, kind="top-label")  # a confidence of being right
+            parts.append(f'<div class="pair">\n{figure}\n{table}\n</div>')
+    summary = (
+        "<table>\n<thead><tr>"
+        + "".join(_th(_e(h)) for h in head)
+        + "</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>"
+    )
+    return summary + "\n" + "\n".join(parts)
+
+
+def _reliability_table(table: ReliabilityTable, *, kind: str | None = None) -> str:
+    head = ["bin", "count", "mean conf", "accuracy", "gap", "se"]
+    if table.interval:
+        head.append(f"{_pct(table.level)} {table.interval} interval")
+    rows = []
+    for label, row in zip(table.bin_labels(), table.rows, strict=True):
+        if row.count == 0:
+            cells = [_td(label, "l"), _td("0")] + [_td("-")] * (len(head) - 2)
+            rows.append('<tr class="bin empty">' + "".join(cells) + "</tr>")
+            continue
+        outside = table.interval is not None and not (row.ci_low <= row.conf <= row.ci_high)
+        cells = [
+            _td(label, "l"),
+            _td(f"{row.count:,}"),
+            _td(f"{row.conf:.4f}"),
+            _td(f"{row.acc:.4f}"),
+            _td(f"{row.gap:+.4f}", "flag" if outside else ""),
+            _td(f"{row.se:.4f}"),
+        ]
+        if table.interval:
+            cells.append(_td(_interval(row.ci_low, row.ci_high)))
+        rows.append('<tr class="bin">' + "".join(cells) + "</tr>")
+    note = (
+        f"N = {table.n:,}; {gap_note(kind)}"
+        + (
+            f"; a gap in red: the mean confidence lies outside the bin's {_pct(table.level)} "
+            "interval"
+            if table.interval
+            else ""
+        )
+        + "."
+    )
+    return (
+        f'<table id="reliability-table">\n<caption>{_e(note)}</caption>\n<thead><tr>'
+        + "".join(_th(h, "l" if i == 0 else "") for i, h in enumerate(head))
+        + "</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>"
+    )
+
+
+def _metrics(audit: Audit) -> str:
+    rows = []
+    for name, value, note in audit.metric_rows():
+        indent = name.startswith(" ")
+        rows.append(
+            "<tr>"
+            + _td(name.strip(), "l name indent" if indent else "l name")
+            + _td(value)
+            + _td(note, "note")
+            + "</tr>"
+        )
+    return (
+        '<table id="metrics-table">\n<thead><tr>'
+        + _th("measure", "l")
+        + _th("value")
+        + _th("interval and notes", "l")
+        + "</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
+        + "\n</tbody>\n</table>"
+    )
+
+
+def _binning(table: ReliabilityTable) -> str:
+    m = table.stats.n_bins
+    collapsed = table.requested_bins - m
+    closed = (
+        "right-closed: a confidence equal to an edge falls in the lower bin, (a, b]; the first "
+        "bin also includes 0"
+        if table.closed == "right"
+        else "left-closed: a confidence equal to an edge falls in the upper bin, [a, b); the "
+        "last bin also includes 1"
+    )
+    strategy = (
+        "uniform (equal width)"
+        if table.strategy == "uniform"
+        else "quantile (equal mass)"
+        if table.strategy == "quantile"
+        else table.strategy
+    )
+    ties = f" ({table.requested_bins} requested, {collapsed} collapsed by ties)"
+    items = [
+        ("M (bins)", f"{m}{ties if collapsed > 0 else ''}"),
+        ("strategy", strategy),
+        ("closed", closed),
+        (
+            "interval",
+            f"{table.interval}, level {table.level:g}" if table.interval else "none",
+        ),
+        ("N", f"{table.n:,}"),
+    ]
+    edges = ", ".join(f"{e:.6g}" for e in table.edges)
+    dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(val)}</dd>" for k, val in items)
+    return f"<dl>{dl}<dt>edges</dt><dd><code>[{_e(edges)}]</code></dd></dl>"
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def _figure_reliability(audit: Audit) -> Figure:
+    from matplotlib.figure import Figure
+
+    from .figures import reliability_diagram
+
+    fig = Figure(figsize=(5.4, 5.2), layout="constrained")
+    reliability_diagram(audit, ax=fig.add_subplot())
+    return fig
