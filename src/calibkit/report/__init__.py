@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .corp_figure import corp_diagram
 from .figures import (
     before_after,
     cost_curve,
@@ -18,6 +19,7 @@ from .html import render_report, write_report
 
 __all__ = [
     "before_after",
+    "corp_diagram",
     "cost_curve",
     "monitor_plot",
     "reliability_diagram",
