@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import calibkit as ck
-from calibkit.measure.corp import MAX_BAND_POINTS, corp_of
+from calibkit.measure.corp import corp_of
+from calibkit.measure.corp_bands import MAX_BAND_POINTS
 
 # reliabilitydiag's published check (also in model-diagnostics' tests)
 CONF = [0.4, 0.3, 0.2, 0.1, 0.5, 0.9]

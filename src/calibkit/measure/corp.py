@@ -28,14 +28,14 @@ multiclass model, the top-label pairs (max probability, prediction correct) of
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import _validate as v
-from .pooled import Pooled, isotonic_fit, pav, pool_ties
+from .corp_bands import Band, bands, plural
+from .pooled import Pooled, isotonic_fit, pool_ties, step_at
 
 __all__ = [
     "Band",
@@ -45,13 +45,6 @@ __all__ = [
     "corp_of",
     "decompose",
 ]
-
-#: Bands are evaluated at every distinct forecast when there are at most this many, else at
-#: this many distinct forecasts spread evenly over the rows.
-MAX_BAND_POINTS = 1000
-#: Resamples drawn at once are bounded to about this many (resample, forecast) cells.
-_BLOCK = 1 << 22
-
 
 # ----------------------------------------------------------------------------- results
 
@@ -99,40 +92,6 @@ class ScoreDecomposition:
         return (
             f"{self.name} {self.score:.4f} = MCB {self.miscalibration:.4f}{share} - DSC "
             f"{self.discrimination:.4f} + UNC {self.uncertainty:.4f}{note}"
-        )
-
-
-@dataclass(frozen=True)
-class Band:
-    """A pointwise band for the CORP curve at the forecasts ``x``, from ``n_boot`` resamples.
-
-    ``kind="consistency"``: where the curve of a calibrated forecaster with these forecasts
-    falls (outcomes drawn Bernoulli(forecast)), around the diagonal; a curve outside it is
-    evidence of miscalibration there. ``kind="confidence"``: the uncertainty of the curve
-    itself (outcomes drawn Bernoulli(recalibrated value)), around the curve.
-    """
-
-    kind: str
-    x: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    level: float
-    n_boot: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "x": self.x.tolist(),
-            "low": self.low.tolist(),
-            "high": self.high.tolist(),
-            "level": self.level,
-            "n_boot": self.n_boot,
-        }
-
-    def __str__(self) -> str:
-        return (
-            f"{self.level:.0%} {self.kind} band at {self.x.size} forecasts "
-            f"({self.n_boot} resamples)"
         )
 
 
@@ -185,7 +144,7 @@ class CorpResult:
         """
         where = "CorpResult.recalibrate"
         conf = v.confidence(confidence, where=where)
-        return _step_at(self.x, self.recalibrated, conf.astype(np.float64))
+        return step_at(self.x, self.recalibrated, conf.astype(np.float64))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -209,29 +168,26 @@ class CorpResult:
         band = self.consistency
         if band is None:
             return 0
-        fitted = _step_at(self.x, self.recalibrated, band.x)
+        fitted = step_at(self.x, self.recalibrated, band.x)
         return int(np.count_nonzero((fitted < band.low) | (fitted > band.high)))
 
     def __str__(self) -> str:
         blocks = self.blocks
         lines = [
-            f"CORP reliability (isotonic recalibration): N = {self.n}, {self.x.size} distinct "
-            f"forecasts, {len(blocks)} PAV {'block' if len(blocks) == 1 else 'blocks'}",
+            f"CORP reliability (isotonic recalibration): N = {self.n}, "
+            f"{plural(self.x.size, 'distinct forecast')}, {plural(len(blocks), 'PAV block')}",
             f"  {self.brier}",
             f"  {self.log_loss}",
         ]
         if self.consistency is not None:
             out, at = self.outside_consistency(), self.consistency.x.size
-            lines.append(
-                f"  {self.consistency}: the curve leaves it at {out} of {at} forecasts"
-                + (" (consistent with calibration)" if out == 0 else "")
-            )
+            lines.append(f"  {self.consistency}: the curve leaves it at {out} of {at}")
         shown = blocks if len(blocks) <= 12 else blocks[:6] + blocks[-6:]
-        lines.append("  forecasts               rows   recalibrated")
+        lines.append("  forecasts                   rows   recalibrated")
         for i, (lo, hi, rows, value) in enumerate(shown):
             if len(blocks) > 12 and i == 6:
                 lines.append(f"  ... {len(blocks) - 12} more blocks ...")
-            lines.append(f"  {lo:.4f} to {hi:.4f}  {rows:>9}   {value:.4f}")
+            lines.append(f"  {lo:.6f} to {hi:.6f}  {rows:>9}   {value:.4f}")
         return "\n".join(lines)
 
 
@@ -263,7 +219,7 @@ def _log_terms(pooled: Pooled, p: np.ndarray) -> tuple[float, int]:
     total = np.sum(hits * np.log(np.where(hits > 0, p, 1.0))) + np.sum(
         misses * np.log1p(-np.where(misses > 0, p, 0.0))
     )
-    return float(-total / c.sum()), 0
+    return float(-total / c.sum()) + 0.0, 0  # + 0.0: no -0.0 when every term is 0
 
 
 def decompose(pooled: Pooled, fitted: np.ndarray) -> tuple[ScoreDecomposition, ...]:
@@ -303,110 +259,6 @@ def decompose(pooled: Pooled, fitted: np.ndarray) -> tuple[ScoreDecomposition, .
         )
     )
     return tuple(out)
-
-
-# ----------------------------------------------------------------------------- bands
-
-
-def _step_at(x: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """A right-continuous step function through ``(x, values)`` at the points ``at``: the
-    value of the highest ``x`` at or below each point, the lowest one's below the range."""
-    i = np.searchsorted(x, at, side="right") - 1
-    return values[np.maximum(i, 0)]
-
-
-def _band_points(pooled: Pooled) -> np.ndarray:
-    """Indices of the distinct forecasts where bands are evaluated: all of them, or
-    :data:`MAX_BAND_POINTS` spread evenly over the rows (the first and last always)."""
-    k = pooled.x.size
-    if k <= MAX_BAND_POINTS:
-        return np.arange(k)
-    ends = np.cumsum(pooled.count) - 1
-    ranks = np.linspace(0, pooled.n - 1, MAX_BAND_POINTS)
-    return np.unique(np.r_[0, np.searchsorted(ends, ranks), k - 1])
-
-
-def _resampled_curves(
-    pooled: Pooled, p: np.ndarray, at: np.ndarray, n_boot: int, rng: np.random.Generator
-) -> np.ndarray:
-    """(n_boot, len(at)) CORP curves of resampled data at the forecasts ``pooled.x[at]``.
-
-    Each resample draws N rows with replacement and their outcomes Bernoulli(``p``) (a
-    binomial draw of the events at each distinct forecast), then fits them by PAV. A forecast
-    not drawn in a resample takes the value of the nearest drawn one below it (above it, below
-    the lowest drawn), as R's ``reliabilitydiag`` fills its gaps."""
-    k = pooled.x.size
-    out = np.empty((n_boot, at.size))
-    index = np.arange(k)
-    for j, (counts, hits) in enumerate(_resamples(pooled, p, n_boot, rng)):
-        drawn = counts > 0
-        c = counts[drawn].astype(np.float64)
-        fitted = np.empty(k)
-        fitted[drawn] = pav(hits[drawn] / c, c)
-        last = np.maximum.accumulate(np.where(drawn, index, -1))
-        last[last < 0] = int(np.argmax(drawn))
-        out[j] = fitted[last[at]]
-    return out
-
-
-def _resamples(
-    pooled: Pooled, p: np.ndarray, n_boot: int, rng: np.random.Generator
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """``n_boot`` resamples of the rows, as (count, events) at each distinct forecast.
-
-    With few distinct forecasts (at most N / 16) the counts are one multinomial draw and the
-    events one binomial draw per forecast, for a block of resamples at once; otherwise each
-    resample draws N row indices and N uniforms (a binomial draw per forecast costs more when
-    most counts are 0 or 1)."""
-    k, n = pooled.x.size, pooled.n
-    if k <= n // 16:
-        rows = max(1, _BLOCK // k)
-        for start in range(0, n_boot, rows):
-            counts = rng.multinomial(n, pooled.count / n, size=min(rows, n_boot - start))
-            yield from zip(counts, rng.binomial(counts, p), strict=True)
-        return
-    value_of_row = np.repeat(np.arange(k, dtype=np.int32), pooled.count)
-    for _ in range(n_boot):
-        drawn = value_of_row[rng.integers(0, n, n)]
-        events = rng.random(n) < p[drawn]
-        yield (
-            np.bincount(drawn, minlength=k),
-            np.bincount(drawn, weights=events, minlength=k),
-        )
-
-
-def _band(
-    kind: str,
-    pooled: Pooled,
-    p: np.ndarray,
-    at: np.ndarray,
-    level: float,
-    n_boot: int,
-    rng: np.random.Generator,
-) -> Band:
-    curves = _resampled_curves(pooled, p, at, n_boot, rng)
-    low, high = np.quantile(curves, [0.5 - level / 2.0, 0.5 + level / 2.0], axis=0)
-    if kind == "confidence":
-        low, high = _bridge_degenerate(pooled.x[at], p[at], low, high)
-    return Band(kind, pooled.x[at], low, high, level, n_boot)
-
-
-def _bridge_degenerate(
-    x: np.ndarray, fitted: np.ndarray, low: np.ndarray, high: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Where the curve is exactly 0 or 1 inside the range, every resample repeats it and the
-    band collapses to a point; there the band's ends are interpolated linearly between the
-    neighbouring forecasts instead, as ``reliabilitydiag`` does."""
-    inner = np.zeros(x.size, dtype=bool)
-    inner[1:-1] = True
-    bad = inner & ((fitted <= 0.0) | (fitted >= 1.0))
-    if not bad.any() or bad.all():
-        return low, high
-    good = ~bad
-    return (
-        np.where(bad, np.interp(x, x[good], low[good]), low),
-        np.where(bad, np.interp(x, x[good], high[good]), high),
-    )
 
 
 # ----------------------------------------------------------------------------- entry points
@@ -468,7 +320,12 @@ def corp(
     level = v.level(level, where=where)
     rng = v.seed_or_rng(seed, where=where)
     return corp_of(
-        conf, y, n_boot=n_boot, level=level, rng=rng, seed=seed if isinstance(seed, int) else None
+        conf,
+        y,
+        n_boot=n_boot,
+        level=level,
+        rng=rng,
+        seed=int(seed) if isinstance(seed, (int, np.integer)) else None,
     )
 
 
@@ -488,9 +345,7 @@ def corp_of(
     consistency = confidence = None
     if n_boot:
         rng = rng if rng is not None else np.random.default_rng(seed)
-        at = _band_points(pooled)
-        consistency = _band("consistency", pooled, pooled.x, at, level, n_boot, rng)
-        confidence = _band("confidence", pooled, fitted, at, level, n_boot, rng)
+        consistency, confidence = bands(pooled, fitted, level, n_boot, rng)
     return CorpResult(
         x=pooled.x,
         count=pooled.count,

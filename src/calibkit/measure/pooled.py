@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Pooled", "isotonic_fit", "pav", "pool_ties"]
+__all__ = ["Pooled", "isotonic_fit", "pav", "pool_ties", "step_at"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,10 @@ class Pooled:
 
 
 def pool_ties(conf: np.ndarray, outcome: np.ndarray) -> Pooled:
-    """Pool checked (confidence, outcome) arrays by confidence value (one sort, vectorised).
+    """Pool checked (forecast, outcome) arrays by forecast value (one sort, vectorised).
+
+    Forecasts in [0, 1] are sorted as bit patterns with the outcome packed in; other real
+    scores (an isotonic calibrator's) by an argsort.
 
     Examples
     --------
@@ -49,15 +52,26 @@ def pool_ties(conf: np.ndarray, outcome: np.ndarray) -> Pooled:
     ([0.2, 0.7], [1, 3], [0.0, 2.0])
     """
     x = np.asarray(conf, dtype=np.float64)
-    order = np.argsort(x)  # ties are pooled, so the order among them does not matter
-    xs = x[order]
+    hit = np.asarray(outcome) == 1
+    if x.size and 0.0 <= x.min() and x.max() <= 1.0:
+        # One sort of (value, outcome) keys, no argsort and no gathers: a float in [0, 1]
+        # sorts as its bit pattern (an int64 below 2**62), so the pattern shifted left by one
+        # bit, the outcome in the freed bit, sorts by value and decodes exactly.
+        key = (x.view(np.int64) << 1) | hit
+        key.sort()
+        xs = (key >> 1).view(np.float64)
+        events = (key & 1).astype(np.float64)
+    else:  # any real scores (an isotonic calibrator's): sort by value, carry the outcomes
+        order = np.argsort(x)
+        xs, events = x[order], hit[order].astype(np.float64)
     new = np.empty(xs.size, dtype=bool)
     new[:1] = True
     np.not_equal(xs[1:], xs[:-1], out=new[1:])
+    if new.all():  # every forecast distinct (continuous forecasts): nothing to pool
+        return Pooled(xs, np.ones(xs.size, dtype=np.int64), events)
     starts = np.flatnonzero(new)
     count = np.diff(np.append(starts, xs.size)).astype(np.int64)
-    hits = np.add.reduceat(np.asarray(outcome, dtype=np.float64)[order], starts)
-    return Pooled(xs[starts], count, hits)
+    return Pooled(xs[starts], count, np.add.reduceat(events, starts))
 
 
 def pav(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -85,3 +99,10 @@ def isotonic_fit(pooled: Pooled) -> np.ndarray:
     """The isotonic recalibration at each pooled value: PAV of the event rates weighted by
     the counts."""
     return pav(pooled.mean, pooled.count.astype(np.float64))
+
+
+def step_at(x: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """A right-continuous step function through ``(x, values)`` at the points ``at``: the
+    value of the highest ``x`` at or below each point, the lowest one's below the range."""
+    i = np.searchsorted(x, at, side="right") - 1
+    return values[np.maximum(i, 0)]
