@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .._errors import InputError
 
 __all__ = ["SmoothECE", "smooth_ece", "smooth_ece_of"]
 
@@ -215,17 +214,14 @@ def smooth_ece(confidence: Any, outcome: Any, *, bandwidth: float | None = None)
     conf = v.confidence(confidence, where=where)
     y = v.outcome(outcome, n=conf.shape[0], where=where)
     if bandwidth is not None:
-        if (
-            isinstance(bandwidth, bool)
-            or not isinstance(bandwidth, (int, float, np.floating, np.integer))
-            or not MIN_BANDWIDTH <= float(bandwidth) <= 1.0
-        ):
-            raise InputError(
-                f"{where}: bandwidth must be a number from {MIN_BANDWIDTH} to 1 (a kernel "
-                f"width on the probability scale, e.g. 0.05), got {bandwidth!r}; leave it "
-                "out to search it automatically."
-            )
-        bandwidth = float(bandwidth)
+        bandwidth = v.number_between(
+            bandwidth,
+            name="bandwidth",
+            where=where,
+            low=MIN_BANDWIDTH,
+            high=1.0,
+            hint=" (a kernel width on the probability scale, e.g. 0.05; leave it out to search it)",
+        )
     return smooth_ece_of(conf, y, bandwidth=bandwidth)
 
 
