@@ -88,6 +88,17 @@ def test_brownian_tails_at_mapies_documented_values_and_far_out() -> None:
     assert brownian_max_abs_sf(0.0) == 1.0 and brownian_range_sf(math.inf) == 0.0
 
 
+def test_the_ks_limit_is_a_free_brownian_motion_not_the_kolmogorov_bridge() -> None:
+    # under calibration the gap is not pinned to 0 at the end, so its limit is sup |B| of a
+    # free motion, whose tail is heavier than the bridge's (scipy's kstwobign): at the
+    # bridge's 5% critical value the free motion still exceeds it a third of the time
+    stats = pytest.importorskip("scipy.stats")
+    critical = stats.kstwobign.isf(0.05)
+    assert brownian_max_abs_sf(critical) == pytest.approx(0.3488, abs=1e-4)
+    for x in (0.5, 1.0, 1.5, 2.0, 3.0):
+        assert brownian_max_abs_sf(x) > stats.kstwobign.sf(x)
+
+
 def test_brownian_tails_match_a_simulated_random_walk() -> None:
     rng = np.random.default_rng(0)
     steps = rng.choice([-1.0, 1.0], size=(4000, 2000))
