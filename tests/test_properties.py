@@ -328,3 +328,30 @@ def test_top_label_is_max_and_argmax(data, dtype):
     np.testing.assert_array_equal(f.confidence, p.max(axis=1).astype(np.float64))
     np.testing.assert_array_equal(f.outcome, p.argmax(axis=1) == labels)
     assert f.confidence.dtype == np.float64 and f.outcome.dtype == bool
+
+
+@SETTINGS
+@given(forecasts())
+def test_corp_decompositions_add_up_and_the_curve_is_monotone(data):
+    conf, out = data
+    r = ck.corp(conf, out, n_boot=0)
+    assert np.all(np.diff(r.recalibrated) >= 0)
+    # PAV keeps the mean: the recalibrated values average to the event rate
+    assert np.dot(r.recalibrated, r.count) / r.n == pytest.approx(out.mean(), abs=1e-12)
+    for d in (r.brier, r.log_loss):
+        if np.isfinite(d.score):
+            total = d.miscalibration - d.discrimination + d.uncertainty
+            assert total == pytest.approx(d.score, abs=1e-12)
+        assert d.miscalibration >= -1e-12 and d.discrimination >= -1e-12
+
+
+@SETTINGS
+@given(forecasts(min_size=2), st.randoms(use_true_random=False))
+def test_cumulative_tests_ignore_row_order(data, rnd):
+    conf, out = data
+    order = list(range(conf.size))
+    rnd.shuffle(order)
+    a = ck.cumulative_calibration(conf, out)
+    b = ck.cumulative_calibration(conf[order], out[order])
+    assert np.allclose(a.gap, b.gap, atol=1e-12, rtol=0)
+    assert a.ks.statistic == pytest.approx(b.ks.statistic, abs=1e-9, nan_ok=True)

@@ -882,6 +882,22 @@ def level(value: Any, *, where: str, name: str = "level") -> float:
     return float(value)
 
 
+def number_between(
+    value: Any, *, name: str, where: str, low: float, high: float, hint: str = ""
+) -> float:
+    """A real number in [low, high] (not a bool, not NaN); ``hint`` follows the range in the
+    message (what the number means, what to pass)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not low <= float(value) <= high
+    ):
+        raise InputError(
+            f"{where}: {name} must be a number from {low:g} to {high:g}{hint}, got {value!r}."
+        )
+    return float(value)
+
+
 def seed_or_rng(seed: Any, *, where: str) -> np.random.Generator:
     """An explicit random generator: an int seed, a Generator, or None (a fixed default seed 0).
     The same seed gives the same bytes."""

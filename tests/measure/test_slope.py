@@ -54,6 +54,28 @@ def test_standard_errors_are_the_inverse_information() -> None:
     assert s.slope_p == pytest.approx(math.erfc(abs(s.slope - 1) / s.slope_se / math.sqrt(2)))
 
 
+def test_the_test_of_calibration_in_the_large() -> None:
+    # outcomes follow sigmoid(0.5 + logit(p)): the event happens more often than forecast
+    p, y = _forecasts(5000, 4, a=0.5, b=1.0)
+    s = calibration_slope(p, y)
+    x = np.log(p) - np.log1p(-p)
+    q = 1.0 / (1.0 + np.exp(-(s.in_the_large + x)))
+    se = 1.0 / math.sqrt(np.sum(q * (1 - q)))  # the intercept's information, slope held at 1
+    assert s.in_the_large_se == pytest.approx(se, rel=1e-7)
+    assert s.in_the_large_p == pytest.approx(
+        math.erfc(abs(s.in_the_large) / se / math.sqrt(2)), rel=1e-6
+    )
+    assert s.in_the_large == pytest.approx(0.5, abs=0.1) and s.frequency == "too rarely"
+    wider = s.at_level(0.99)
+    assert wider.in_the_large_se == s.in_the_large_se and wider.in_the_large_p == s.in_the_large_p
+    z = 2.5758293035489004
+    assert wider.in_the_large_ci == pytest.approx(
+        (s.in_the_large - z * se, s.in_the_large + z * se), rel=1e-6
+    )
+    calibrated = calibration_slope(*_forecasts(5000, 5, a=0.0, b=1.0))
+    assert calibrated.in_the_large_p > 0.05 and calibrated.frequency is None
+
+
 def test_logits_twice_too_large_give_slope_one_half_and_the_direction() -> None:
     rng = np.random.default_rng(0)
     z = rng.normal(0, 1.5, 50_000)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
+from ..measure.pooled import isotonic_fit, pool_ties
 from ._binary_maps import MULTICLASS, BinaryMapCalibrator, maps_state
 from .base import array, number, text
 
@@ -41,8 +42,9 @@ class IsotonicCalibration(BinaryMapCalibrator[IsotonicMap]):
     - **Ties.** Calibration rows with equal scores are pooled first: each distinct score becomes
       one point whose value is the mean of its labels, weighted by its count. PAVA
       (``scipy.optimize.isotonic_regression``) then fits these weighted points, so tied scores
-      always get one value and the map is a function of the score. (Scikit-learn also pools
-      scores closer than 1e-15 in absolute value; here only exactly equal scores are pooled.)
+      always get one value and the map is a function of the score (the same pooling as
+      :func:`calibkit.corp`). (Scikit-learn also pools scores closer than 1e-15 in absolute
+      value; here only exactly equal scores are pooled.)
     - **Between fitted points**, predictions interpolate linearly, so the map is continuous and
       piecewise linear, not a staircase: a new score between two calibration scores gets a
       value between theirs.
@@ -101,20 +103,11 @@ class IsotonicCalibration(BinaryMapCalibrator[IsotonicMap]):
         v.choice(self.out_of_bounds, name="out_of_bounds", allowed=OUT_OF_BOUNDS, where=where)
 
     def _fit_map(self, x: np.ndarray, y: np.ndarray, *, where: str) -> IsotonicMap:
-        order = np.argsort(x)  # ties are pooled below, so their order does not matter
-        xs = x[order]
-        new = np.empty(xs.size, dtype=bool)
-        new[0] = True
-        np.not_equal(xs[1:], xs[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        counts = np.diff(np.append(starts, xs.size)).astype(np.float64)
-        means = np.add.reduceat(y[order].astype(np.float64), starts) / counts
-        from scipy.optimize import isotonic_regression  # lazy: keeps `import calibkit` light
-
-        fitted = isotonic_regression(means, weights=counts, increasing=True).x
+        pooled = pool_ties(x, y)  # one point per distinct score, weighted by its count
+        fitted = isotonic_fit(pooled)
         keep = np.ones(fitted.size, dtype=bool)  # drop points inside a flat run
         keep[1:-1] = (fitted[1:-1] != fitted[:-2]) | (fitted[1:-1] != fitted[2:])
-        return IsotonicMap(xs[starts][keep], np.clip(fitted[keep], 0.0, 1.0))
+        return IsotonicMap(pooled.x[keep], fitted[keep])
 
     def _apply_map(self, fitted: IsotonicMap, x: np.ndarray, *, where: str) -> np.ndarray:
         lo, hi = fitted.x[0], fitted.x[-1]

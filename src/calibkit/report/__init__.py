@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .corp_figure import corp_diagram
 from .figures import (
     before_after,
     cost_curve,
@@ -19,6 +20,7 @@ from .selective import generalized_risk_coverage_plot
 
 __all__ = [
     "before_after",
+    "corp_diagram",
     "cost_curve",
     "generalized_risk_coverage_plot",
     "monitor_plot",

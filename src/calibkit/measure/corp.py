@@ -1,0 +1,362 @@
+"""CORP reliability (Dimitriadis, Gneiting and Jordan 2021): the isotonic recalibration of the
+outcomes on the forecasts as the reliability curve, its consistency and confidence bands, and
+the decomposition of a proper score into miscalibration, discrimination and uncertainty.
+
+CORP stands for Consistent, Optimally binned, Reproducible and PAV-based: the curve is the
+pool-adjacent-violators fit of the outcomes on the forecasts, so its "bins" (the PAV blocks)
+are chosen by the data, not by a bin count, and the same data always give the same diagram.
+
+For a proper score S (Brier or log loss) and the mean scores of the forecasts, of their
+isotonic recalibration and of the climatology (the overall event rate, one value for all rows):
+
+- MCB = S(forecasts) - S(recalibrated): miscalibration, what recalibration would remove;
+- DSC = S(climatology) - S(recalibrated): discrimination;
+- UNC = S(climatology): uncertainty of the outcomes alone;
+
+so S = MCB - DSC + UNC exactly. The isotonic fit is the recalibration that minimises every
+proper score at once among non-decreasing maps, which is why one fit serves both scores. A
+recalibrated value is exactly 0 or 1 only on a block whose outcomes are all 0 or all 1, where
+the log loss terms are 0 (0 log 0 = 0), so S(recalibrated) is always finite; a forecast of
+exactly 0 or 1 whose outcome disagrees makes S(forecasts) and MCB of the log loss infinite,
+and the decomposition's ``note`` counts them.
+
+The functions take (confidence, outcome) pairs: P(y = 1) with the event y, or, for a
+multiclass model, the top-label pairs (max probability, prediction correct) of
+:func:`calibkit.top_label` (what the audit passes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from .corp_bands import Band, bands, plural
+from .pooled import Pooled, isotonic_fit, pool_ties, step_at
+
+__all__ = [
+    "Band",
+    "CorpResult",
+    "ScoreDecomposition",
+    "corp",
+    "corp_of",
+    "decompose",
+]
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class ScoreDecomposition:
+    """A mean proper score split as ``score = miscalibration - discrimination + uncertainty``
+    (MCB - DSC + UNC) around the isotonic recalibration, whose mean score is
+    ``recalibrated``."""
+
+    name: str
+    score: float
+    miscalibration: float
+    discrimination: float
+    uncertainty: float
+    recalibrated: float
+    n: int
+    note: str = ""
+
+    @property
+    def removable(self) -> float:
+        """The share of the score recalibration would remove: MCB / score (NaN when the
+        score is 0 or infinite)."""
+        if not math.isfinite(self.score) or self.score <= 0.0:
+            return math.nan
+        return self.miscalibration / self.score
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {
+            "name": self.name,
+            "score": self.score,
+            "miscalibration": self.miscalibration,
+            "discrimination": self.discrimination,
+            "uncertainty": self.uncertainty,
+            "recalibrated": self.recalibrated,
+            "removable": self.removable,
+            "n": self.n,
+            "note": self.note,
+        }
+        return {k: _finite_or_none(x) for k, x in d.items()}
+
+    def __str__(self) -> str:
+        share = "" if math.isnan(self.removable) else f" ({self.removable:.1%} removable)"
+        note = f" ({self.note})" if self.note else ""
+        return (
+            f"{self.name} {self.score:.4f} = MCB {self.miscalibration:.4f}{share} - DSC "
+            f"{self.discrimination:.4f} + UNC {self.uncertainty:.4f}{note}"
+        )
+
+
+@dataclass(frozen=True)
+class CorpResult:
+    """The CORP reliability curve with its bands and score decompositions.
+
+    ``x`` are the distinct forecasts (increasing), ``count`` the rows at each, ``observed``
+    their event rate and ``recalibrated`` the isotonic fit there: the CORP curve, a
+    non-decreasing step function of the forecast. ``brier`` and ``log_loss`` are the
+    decompositions; ``consistency`` and ``confidence`` the bands (None when ``n_boot`` is 0).
+    """
+
+    x: np.ndarray
+    count: np.ndarray
+    observed: np.ndarray
+    recalibrated: np.ndarray
+    brier: ScoreDecomposition
+    log_loss: ScoreDecomposition
+    consistency: Band | None
+    confidence: Band | None
+    n: int
+    level: float
+    n_boot: int
+    seed: int | None
+
+    @property
+    def blocks(self) -> list[tuple[float, float, int, float]]:
+        """The PAV blocks (CORP's bins): ``(lowest forecast, highest forecast, rows,
+        recalibrated value)`` for each run of forecasts with one recalibrated value."""
+        starts = np.flatnonzero(np.r_[True, self.recalibrated[1:] != self.recalibrated[:-1]])
+        ends = np.r_[starts[1:], self.x.size] - 1
+        rows = np.add.reduceat(self.count, starts)
+        return [
+            (float(self.x[s]), float(self.x[e]), int(c), float(self.recalibrated[s]))
+            for s, e, c in zip(starts, ends, rows, strict=True)
+        ]
+
+    def recalibrate(self, confidence: Any) -> np.ndarray:
+        """The CORP curve at new forecasts: the recalibrated value of the highest fitted
+        forecast at or below each (the lowest one's value below the fitted range), the
+        step function the bands are evaluated with.
+
+        Examples
+        --------
+        >>> from calibkit.measure.corp import corp
+        >>> r = corp([0.4, 0.3, 0.2, 0.1, 0.5, 0.9], [0, 0, 0, 1, 1, 1], n_boot=0)
+        >>> r.recalibrate([0.05, 0.45, 0.95]).tolist()
+        [0.25, 0.25, 1.0]
+        """
+        where = "CorpResult.recalibrate"
+        conf = v.confidence(confidence, where=where)
+        return step_at(self.x, self.recalibrated, conf.astype(np.float64))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "x": self.x.tolist(),
+            "count": self.count.tolist(),
+            "observed": self.observed.tolist(),
+            "recalibrated": self.recalibrated.tolist(),
+            "brier": self.brier.to_dict(),
+            "log_loss": self.log_loss.to_dict(),
+            "consistency": None if self.consistency is None else self.consistency.to_dict(),
+            "confidence": None if self.confidence is None else self.confidence.to_dict(),
+            "n": self.n,
+            "level": self.level,
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+        }
+
+    def outside_consistency(self) -> int:
+        """How many of the band's forecasts have a CORP value outside the consistency band
+        (0 when there is no band)."""
+        band = self.consistency
+        if band is None:
+            return 0
+        fitted = step_at(self.x, self.recalibrated, band.x)
+        return int(np.count_nonzero((fitted < band.low) | (fitted > band.high)))
+
+    def __str__(self) -> str:
+        blocks = self.blocks
+        lines = [
+            f"CORP reliability (isotonic recalibration): N = {self.n}, "
+            f"{plural(self.x.size, 'distinct forecast')}, {plural(len(blocks), 'PAV block')}",
+            f"  {self.brier}",
+            f"  {self.log_loss}",
+        ]
+        if self.consistency is not None:
+            out, at = self.outside_consistency(), self.consistency.x.size
+            lines.append(f"  {self.consistency}: the curve leaves it at {out} of {at}")
+        shown = blocks if len(blocks) <= 12 else blocks[:6] + blocks[-6:]
+        lines.append("  forecasts                   rows   recalibrated")
+        for i, (lo, hi, rows, value) in enumerate(shown):
+            if len(blocks) > 12 and i == 6:
+                lines.append(f"  ... {len(blocks) - 12} more blocks ...")
+            lines.append(f"  {lo:.6f} to {hi:.6f}  {rows:>9}   {value:.4f}")
+        return "\n".join(lines)
+
+
+def _finite_or_none(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+# ----------------------------------------------------------------------------- scores
+
+
+def _brier_terms(pooled: Pooled, p: np.ndarray) -> float:
+    """Mean Brier score of forecasting ``p`` at each pooled value: each value's rows
+    contribute count p^2 - 2 p hits + hits."""
+    c = pooled.count.astype(np.float64)
+    return float(np.sum(c * p * p - 2.0 * p * pooled.hits + pooled.hits) / c.sum())
+
+
+def _log_terms(pooled: Pooled, p: np.ndarray) -> tuple[float, int]:
+    """Mean log loss of forecasting ``p`` at each pooled value (0 log 0 = 0), and the number
+    of rows whose outcome a forecast of exactly 0 or 1 contradicts (then the loss is inf)."""
+    c = pooled.count.astype(np.float64)
+    hits, misses = pooled.hits, c - pooled.hits
+    failed = int(np.sum(misses[p >= 1.0]) + np.sum(hits[p <= 0.0]))
+    if failed:
+        return math.inf, failed
+    # 0 log 0 = 0: a forecast of 0 (1) is logged only where it has events (non-events)
+    total = np.sum(hits * np.log(np.where(hits > 0, p, 1.0))) + np.sum(
+        misses * np.log1p(-np.where(misses > 0, p, 0.0))
+    )
+    return float(-total / c.sum()) + 0.0, 0  # + 0.0: no -0.0 when every term is 0
+
+
+def decompose(pooled: Pooled, fitted: np.ndarray) -> tuple[ScoreDecomposition, ...]:
+    """The Brier and log-loss decompositions of the pooled forecasts around their isotonic
+    recalibration ``fitted`` (what :func:`corp_of` computes; an engine holding pooled sums
+    calls it directly)."""
+    n = pooled.n
+    base = np.full(pooled.x.shape, float(pooled.hits.sum()) / n)
+    out = []
+    brier = _brier_terms(pooled, pooled.x)
+    brier_cal = _brier_terms(pooled, fitted)
+    brier_clim = _brier_terms(pooled, base)
+    out.append(
+        ScoreDecomposition(
+            "Brier",
+            brier,
+            brier - brier_cal,
+            brier_clim - brier_cal,
+            brier_clim,
+            brier_cal,
+            n,
+        )
+    )
+    log, failed = _log_terms(pooled, pooled.x)
+    log_cal, _ = _log_terms(pooled, fitted)
+    log_clim, _ = _log_terms(pooled, base)
+    note = ""
+    if failed:
+        note = (
+            f"{failed} {'forecast' if failed == 1 else 'forecasts'} of exactly 0 or 1 "
+            f"{'is' if failed == 1 else 'are'} contradicted by the outcome: the log loss and "
+            "its miscalibration are infinite"
+        )
+    out.append(
+        ScoreDecomposition(
+            "log loss", log, log - log_cal, log_clim - log_cal, log_clim, log_cal, n, note
+        )
+    )
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+def corp(
+    confidence: Any,
+    outcome: Any,
+    *,
+    n_boot: int = 100,
+    level: float = 0.9,
+    seed: int | np.random.Generator | None = 0,
+) -> CorpResult:
+    """CORP reliability: the isotonic recalibration curve, its bands, and the Brier and
+    log-loss decompositions into miscalibration, discrimination and uncertainty.
+
+    Parameters
+    ----------
+    confidence : array of shape (N,)
+        Forecast probabilities of the event, P(y = 1), or top-label confidences
+        (``ck.top_label(probs, labels)``).
+    outcome : array of shape (N,)
+        Whether the event happened (0/1); for top-label pairs, whether the prediction was
+        right.
+    n_boot : int
+        Resamples for the consistency and confidence bands; 0 computes no bands (the curve
+        and the decompositions only).
+    level : float
+        Level of the pointwise bands (0.9, as in Dimitriadis et al. 2021).
+    seed : int, Generator or None
+        Randomness of the resamples; the same seed gives the same bands.
+
+    Returns
+    -------
+    CorpResult
+        ``recalibrated`` at each distinct forecast ``x`` (the CORP curve), ``brier`` and
+        ``log_loss`` (:class:`ScoreDecomposition`: score = MCB - DSC + UNC), and the
+        ``consistency`` and ``confidence`` bands.
+
+    Examples
+    --------
+    The published check of ``reliabilitydiag``: PAV pools the first four forecasts (one
+    event in four) and keeps the last two (events):
+
+    >>> import calibkit as ck
+    >>> r = ck.corp([0.4, 0.3, 0.2, 0.1, 0.5, 0.9], [0, 0, 0, 1, 1, 1], n_boot=0)
+    >>> r.recalibrated.tolist()  # at the sorted forecasts 0.1, 0.2, 0.3, 0.4, 0.5, 0.9
+    [0.25, 0.25, 0.25, 0.25, 1.0, 1.0]
+    >>> d = r.brier
+    >>> round(d.score, 7), round(d.miscalibration, 7), round(d.discrimination, 7)
+    (0.2266667, 0.1016667, 0.125)
+    >>> round(d.uncertainty, 7)
+    0.25
+    """
+    where = "corp"
+    conf = v.confidence(confidence, where=where)
+    y = v.outcome(outcome, n=conf.shape[0], where=where)
+    n_boot = v.positive_int(n_boot, name="n_boot", where=where, minimum=0)
+    level = v.level(level, where=where)
+    rng = v.seed_or_rng(seed, where=where)
+    return corp_of(
+        conf,
+        y,
+        n_boot=n_boot,
+        level=level,
+        rng=rng,
+        seed=int(seed) if isinstance(seed, (int, np.integer)) else None,
+    )
+
+
+def corp_of(
+    conf: np.ndarray,
+    outcome: np.ndarray,
+    *,
+    n_boot: int = 100,
+    level: float = 0.9,
+    rng: np.random.Generator | None = None,
+    seed: int | None = 0,
+) -> CorpResult:
+    """:func:`corp` of checked arrays (what the audit calls)."""
+    pooled = pool_ties(conf, outcome)
+    fitted = isotonic_fit(pooled)
+    brier, log_loss = decompose(pooled, fitted)
+    consistency = confidence = None
+    if n_boot:
+        rng = rng if rng is not None else np.random.default_rng(seed)
+        consistency, confidence = bands(pooled, fitted, level, n_boot, rng)
+    return CorpResult(
+        x=pooled.x,
+        count=pooled.count,
+        observed=pooled.mean,
+        recalibrated=fitted,
+        brier=brier,
+        log_loss=log_loss,
+        consistency=consistency,
+        confidence=confidence,
+        n=pooled.n,
+        level=level,
+        n_boot=n_boot,
+        seed=seed,
+    )

@@ -1,0 +1,219 @@
+"""Calibration measured on the cumulative gap, without bins: the KS calibration error (Gupta et
+al. 2021) and the Kolmogorov-Smirnov and Kuiper calibration tests (Arrieta-Ibarra, Gujral,
+Tannen, Tygert and Xu 2022).
+
+Sort the forecasts and walk up them: the cumulative gap at forecast t is
+
+    C(t) = (1 / N) sum over forecasts f_i <= t of (y_i - f_i),
+
+the events seen so far minus the events forecast, per row. A calibrated forecaster's C stays
+near 0 everywhere; a rising stretch marks forecasts that are too low there (events happen more
+often than forecast), a falling stretch forecasts that are too high. The **KS calibration
+error** is max |C|, in probability units. Under calibration C is a sum of independent
+mean-zero steps whose variance adds up to sigma^2 = sum f_i (1 - f_i) / N^2, so C / sigma
+tends to a standard Brownian motion on [0, 1]: the **KS statistic** max |C| / sigma is
+compared with the law of the largest absolute value of that motion and the **Kuiper
+statistic** (max C - min C) / sigma, the range of the path from its start C = 0, with the law
+of its range (:mod:`calibkit.measure.distributions`). The p-values are asymptotic.
+
+Tied forecasts enter the gap together (it is read at each distinct forecast), so the numbers do
+not depend on the order of the rows.
+
+The functions take (confidence, outcome) pairs: P(y = 1) with the event y, or top-label pairs
+(max probability, prediction correct) of :func:`calibkit.top_label`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _validate as v
+from .distributions import brownian_max_abs_sf, brownian_range_sf
+from .pooled import Pooled, pool_ties
+from .uncertainty import TestResult
+
+__all__ = [
+    "CumulativeCalibration",
+    "cumulative_calibration",
+    "cumulative_from_pooled",
+    "cumulative_of",
+    "ks_calibration_error",
+    "ks_test",
+    "kuiper_test",
+]
+
+
+@dataclass(frozen=True)
+class CumulativeCalibration:
+    """The cumulative gap and the measures and tests read from it.
+
+    ``x`` are the distinct forecasts (increasing) and ``gap`` the cumulative gap C after each;
+    ``ks_error`` is max |C| (reached at forecast ``ks_at``) and ``kuiper_error`` the range
+    max C - min C of the path from 0; ``sigma`` is the standard deviation of C at the end
+    under calibration; ``ks`` and ``kuiper`` the tests.
+    """
+
+    x: np.ndarray
+    gap: np.ndarray
+    sigma: float
+    ks_error: float
+    ks_at: float
+    kuiper_error: float
+    ks: TestResult
+    kuiper: TestResult
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "x": self.x.tolist(),
+            "gap": self.gap.tolist(),
+            "sigma": self.sigma,
+            "ks_error": self.ks_error,
+            "ks_at": self.ks_at,
+            "kuiper_error": self.kuiper_error,
+            "ks": self.ks.to_dict(),
+            "kuiper": self.kuiper.to_dict(),
+            "n": self.n,
+        }
+
+    def __str__(self) -> str:
+        where = ""
+        if self.ks_error > 0:
+            side = "above" if self.gap[np.argmax(np.abs(self.gap))] > 0 else "below"
+            where = f" at confidence {self.ks_at:.4g} (events {side} the forecasts up to there)"
+        return (
+            f"KS calibration error {self.ks_error:.4f}{where}, N = {self.n}\n"
+            f"  {self.ks}\n  {self.kuiper}"
+        )
+
+
+def cumulative_from_pooled(pooled: Pooled) -> CumulativeCalibration:
+    """The cumulative gap and its tests from forecasts pooled by value (what
+    :func:`cumulative_of` computes; an engine holding per-value counts and events calls it
+    directly)."""
+    n = pooled.n
+    count = pooled.count.astype(np.float64)
+    gap = np.cumsum(pooled.hits - count * pooled.x) / n
+    sigma = math.sqrt(float(np.sum(count * pooled.x * (1.0 - pooled.x)))) / n
+    i = int(np.argmax(np.abs(gap)))
+    ks_error = float(abs(gap[i]))
+    kuiper_error = float(max(gap.max(), 0.0) - min(gap.min(), 0.0))
+    return CumulativeCalibration(
+        x=pooled.x,
+        gap=gap,
+        sigma=sigma,
+        ks_error=ks_error,
+        ks_at=float(pooled.x[i]),
+        kuiper_error=kuiper_error,
+        ks=_test("Kolmogorov-Smirnov (cumulative gap)", ks_error, sigma, brownian_max_abs_sf),
+        kuiper=_test("Kuiper (cumulative gap)", kuiper_error, sigma, brownian_range_sf),
+        n=n,
+    )
+
+
+def _test(name: str, error: float, sigma: float, sf: Any) -> TestResult:
+    if sigma > 0.0:
+        stat = error / sigma
+        return TestResult(name, stat, sf(stat), note="asymptotic, Brownian motion limit")
+    if error > 0.0:
+        return TestResult(
+            name,
+            math.inf,
+            0.0,
+            note="every forecast is exactly 0 or 1 and some are contradicted by the outcome",
+        )
+    return TestResult(
+        name,
+        math.nan,
+        math.nan,
+        note="undefined: every forecast is exactly 0 or 1 (no variance under calibration)",
+    )
+
+
+def cumulative_of(conf: np.ndarray, outcome: np.ndarray) -> CumulativeCalibration:
+    """:func:`cumulative_calibration` of checked arrays (what the audit calls)."""
+    return cumulative_from_pooled(pool_ties(conf, outcome))
+
+
+def _checked(confidence: Any, outcome: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
+    conf = v.confidence(confidence, where=where)
+    return conf, v.outcome(outcome, n=conf.shape[0], where=where)
+
+
+def cumulative_calibration(confidence: Any, outcome: Any) -> CumulativeCalibration:
+    """The cumulative gap of the forecasts, the KS calibration error, and the KS and Kuiper
+    calibration tests.
+
+    Parameters
+    ----------
+    confidence : array of shape (N,)
+        Forecast probabilities of the event, P(y = 1), or top-label confidences
+        (``ck.top_label(probs, labels)``).
+    outcome : array of shape (N,)
+        Whether the event happened (0/1); for top-label pairs, whether the prediction was
+        right.
+
+    Returns
+    -------
+    CumulativeCalibration
+        ``gap`` at each distinct forecast ``x``, ``ks_error``, ``kuiper_error``, and the
+        tests ``ks`` and ``kuiper`` (:class:`TestResult`).
+
+    Examples
+    --------
+    Sorted, the forecasts 0.1, 0.21, 0.5, 0.9, 0.9 with outcomes 0, 0, 0, 1, 1 leave the
+    cumulative gaps -0.02, -0.062, -0.162 and, after the tie at 0.9, -0.122; the variance under
+    calibration is (0.09 + 0.1659 + 0.25 + 2 * 0.09) / 25:
+
+    >>> import calibkit as ck
+    >>> c = ck.cumulative_calibration([0.1, 0.9, 0.21, 0.9, 0.5], [0, 1, 0, 1, 0])
+    >>> c.gap.round(4).tolist()
+    [-0.02, -0.062, -0.162, -0.122]
+    >>> round(c.ks_error, 4), round(c.sigma, 5), round(c.ks.statistic, 3)
+    (0.162, 0.16564, 0.978)
+    """
+    return cumulative_of(*_checked(confidence, outcome, "cumulative_calibration"))
+
+
+def ks_calibration_error(confidence: Any, outcome: Any) -> float:
+    """The KS calibration error (Gupta et al. 2021): max |C| of the cumulative gap.
+
+    Examples
+    --------
+    >>> import calibkit as ck
+    >>> round(ck.ks_calibration_error([0.1, 0.9, 0.21, 0.9, 0.5], [0, 1, 0, 1, 0]), 4)
+    0.162
+    """
+    return cumulative_of(*_checked(confidence, outcome, "ks_calibration_error")).ks_error
+
+
+def ks_test(confidence: Any, outcome: Any) -> TestResult:
+    """The Kolmogorov-Smirnov calibration test: max |C| / sigma against the largest absolute
+    value of a standard Brownian motion on [0, 1] (asymptotic p-value).
+
+    Examples
+    --------
+    >>> import calibkit as ck
+    >>> t = ck.ks_test([0.1, 0.9, 0.21, 0.9, 0.5], [0, 1, 0, 1, 0])
+    >>> round(t.statistic, 3), round(t.p_value, 3)
+    (0.978, 0.649)
+    """
+    return cumulative_of(*_checked(confidence, outcome, "ks_test")).ks
+
+
+def kuiper_test(confidence: Any, outcome: Any) -> TestResult:
+    """The Kuiper calibration test: the range (max C - min C, from C = 0 at the start) over
+    sigma, against the range of a standard Brownian motion on [0, 1] (asymptotic p-value).
+
+    Examples
+    --------
+    >>> import calibkit as ck
+    >>> t = ck.kuiper_test([0.1, 0.9, 0.21, 0.9, 0.5], [0, 1, 0, 1, 0])
+    >>> round(t.statistic, 3), round(t.p_value, 3)
+    (0.978, 0.947)
+    """
+    return cumulative_of(*_checked(confidence, outcome, "kuiper_test")).kuiper

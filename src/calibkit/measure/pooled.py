@@ -1,0 +1,108 @@
+"""Forecasts pooled by value, and the isotonic (pool-adjacent-violators) fit on them.
+
+Every measure that walks along the sorted forecasts (the CORP reliability curve, the cumulative
+gap of the KS and Kuiper tests, the isotonic calibrator) first pools the rows that share a
+forecast value: one point per distinct value, with its count and its number of events. Pooling
+ties is what makes those measures functions of the forecast rather than of the row order: R's
+``reliabilitydiag`` gets the same by ordering tied forecasts by decreasing outcome before PAV
+(``isoreg`` on ``order(x, -y)``), which makes PAV pool each tie into one block, and
+scikit-learn's ``IsotonicRegression`` by averaging tied targets first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Pooled", "isotonic_fit", "pav", "pool_ties", "step_at"]
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """Rows pooled by forecast value: ``x`` strictly increasing (float64), ``count`` rows at
+    each (int64) and ``hits`` the sum of their outcomes (float64)."""
+
+    x: np.ndarray
+    count: np.ndarray
+    hits: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.count.sum())
+
+    @property
+    def mean(self) -> np.ndarray:
+        """The observed event rate at each value."""
+        return self.hits / self.count
+
+
+def pool_ties(conf: np.ndarray, outcome: np.ndarray) -> Pooled:
+    """Pool checked (forecast, outcome) arrays by forecast value (one sort, vectorised).
+
+    Forecasts in [0, 1] are sorted as bit patterns with the outcome packed in; other real
+    scores (an isotonic calibrator's) by an argsort.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibkit.measure.pooled import pool_ties
+    >>> p = pool_ties(np.array([0.7, 0.2, 0.7, 0.7]), np.array([1, 0, 0, 1]))
+    >>> p.x.tolist(), p.count.tolist(), p.hits.tolist()
+    ([0.2, 0.7], [1, 3], [0.0, 2.0])
+    """
+    x = np.asarray(conf, dtype=np.float64)
+    hit = np.asarray(outcome) == 1
+    if x.size and 0.0 <= x.min() and x.max() <= 1.0:
+        # One sort of (value, outcome) keys, no argsort and no gathers: a float in [0, 1]
+        # sorts as its bit pattern (an int64 below 2**62), so the pattern shifted left by one
+        # bit, the outcome in the freed bit, sorts by value and decodes exactly.
+        key = (x.view(np.int64) << 1) | hit
+        key.sort()
+        xs = (key >> 1).view(np.float64)
+        events = (key & 1).astype(np.float64)
+    else:  # any real scores (an isotonic calibrator's): sort by value, carry the outcomes
+        order = np.argsort(x)
+        xs, events = x[order], hit[order].astype(np.float64)
+    new = np.empty(xs.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(xs[1:], xs[:-1], out=new[1:])
+    if new.all():  # every forecast distinct (continuous forecasts): nothing to pool
+        return Pooled(xs, np.ones(xs.size, dtype=np.int64), events)
+    starts = np.flatnonzero(new)
+    count = np.diff(np.append(starts, xs.size)).astype(np.int64)
+    return Pooled(xs[starts], count, np.add.reduceat(events, starts))
+
+
+def pav(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The weighted least-squares non-decreasing fit of ``means`` (pool-adjacent-violators).
+
+    ``scipy.optimize.isotonic_regression`` runs the PAVA loop in compiled code (imported here,
+    so ``import calibkit`` does not load scipy). ``weights`` must be positive.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibkit.measure.pooled import pav
+    >>> pav(np.array([1.0, 0.0, 0.0, 0.0, 1.0, 1.0]), np.ones(6)).tolist()
+    [0.25, 0.25, 0.25, 0.25, 1.0, 1.0]
+    """
+    from scipy.optimize import isotonic_regression
+
+    fitted = isotonic_regression(means, weights=weights, increasing=True).x
+    # a pool's mean of 0/1 outcomes lies in [0, 1]; rounding of the weighted mean may leave
+    # it an ulp outside, which a probability must not be
+    return np.clip(fitted, 0.0, 1.0)
+
+
+def isotonic_fit(pooled: Pooled) -> np.ndarray:
+    """The isotonic recalibration at each pooled value: PAV of the event rates weighted by
+    the counts."""
+    return pav(pooled.mean, pooled.count.astype(np.float64))
+
+
+def step_at(x: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """A right-continuous step function through ``(x, values)`` at the points ``at``: the
+    value of the highest ``x`` at or below each point, the lowest one's below the range."""
+    i = np.searchsorted(x, at, side="right") - 1
+    return values[np.maximum(i, 0)]
