@@ -15,6 +15,7 @@ from .binary import (
 from .coverage import RiskCoverage, risk_coverage
 from .guarantee import GuaranteeEvaluation, RiskGuarantee, guaranteed_threshold
 from .policy import PolicyRow, PolicyTable, act_forecast, decision_report, policy_table
+from .predictions import Decisions, decide_predictions
 from .thresholds import ThresholdChoice, choose_threshold, chow_threshold
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "BinaryPolicyRow",
     "BinaryPolicyTable",
     "BinaryThresholdChoice",
+    "Decisions",
     "GuaranteeEvaluation",
     "PolicyRow",
     "PolicyTable",
@@ -36,6 +38,7 @@ __all__ = [
     "choose_binary_threshold",
     "choose_threshold",
     "chow_threshold",
+    "decide_predictions",
     "decision_report",
     "guaranteed_threshold",
     "policy_table",
