@@ -11,7 +11,6 @@ from typing import Annotated, Any
 import typer
 
 from .._errors import InputError
-from ..report.ledger_text import ledger_verdict, render_ledger, scale_fit_lines
 from ._common import (
     _BINNING,
     _COLUMNS,
@@ -239,6 +238,8 @@ def fit(
     if json_out:
         typer.echo(json.dumps(ledger.to_dict(), indent=2, allow_nan=False))
         return
+    from ..report.ledger_text import ledger_verdict, render_ledger
+
     if quiet:
         typer.echo(ledger_verdict(ledger, out))
         return
@@ -278,6 +279,8 @@ def _fit_at_scale(
         document = {**result.to_dict(), "out": str(out)}
         typer.echo(json.dumps(document, indent=2, allow_nan=False))
         return
+    from ..report.ledger_text import scale_fit_lines
+
     lines = scale_fit_lines(result, source=file.name, out=out)
     for line in lines[:1] if quiet else lines:
         typer.echo(line)
