@@ -371,6 +371,24 @@ def test_permission_denied(tmp_path, monkeypatch):
         read_predictions(path)
 
 
+def test_one_extension_map_tells_every_format():
+    from calibkit.io import EXTENSIONS, format_from_extension, resolve_format
+
+    names = ["a.csv", "a.TSV", "a.tab", "a.parquet", "a.pq", "a.jsonl", "a.ndjson", "a.npz"]
+    assert [format_from_extension(n) for n in names] == [
+        "csv",
+        "tsv",
+        "tsv",
+        "parquet",
+        "parquet",
+        "jsonl",
+        "jsonl",
+        "npz",
+    ]
+    assert format_from_extension("a.csv.gz") == "csv" and format_from_extension("a.txt") is None
+    assert all(resolve_format(Path(f"a{ext}"), None) == fmt for ext, fmt in EXTENSIONS.items())
+
+
 @pytest.mark.parametrize(
     ("name", "options", "match"),
     [

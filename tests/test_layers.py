@@ -2,9 +2,9 @@
 never in a circle, and never a private name of another package.
 
 The layers, lowest first (DESIGN.md): base -> forecasts -> measure -> io -> engines ->
-recalibrate -> decide -> stated -> audit -> record -> monitoring -> report -> cli. The imports
-are read from the source with :mod:`ast` (every ``import``, at module level or inside a
-function), so a lazy import counts like any other.
+recalibrate -> decide -> stated -> audit -> (held_out, stated_run) -> record -> monitoring ->
+report -> cli. The imports are read from the source with :mod:`ast` (every ``import``, at
+module level or inside a function), so a lazy import counts like any other.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ LAYERS = [
     {"decide"},
     {"stated"},
     {"audit"},
+    {"held_out", "stated_run"},  # audits of what lower layers produce (a ledger, a run)
     {"record"},
     {"monitoring"},
     {"report"},

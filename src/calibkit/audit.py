@@ -13,8 +13,7 @@ import numpy as np
 from . import _validate as v
 from .engines import Binning, summarize_with_engine
 from .forecasts import batches_source, is_stream
-from .io import naming_columns
-from .io._entry import entry
+from .io import entry, naming_columns
 from .measure.bins import BinStats
 from .measure.distributions import normal_quantile
 from .measure.errors import debiased_squared_ce_from_stats, ece_from_stats

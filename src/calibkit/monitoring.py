@@ -24,8 +24,7 @@ import numpy as np
 from . import _validate as v
 from ._errors import InputError
 from .engines import Binning
-from .io import column_list, naming_columns
-from .io._entry import entry, retagged
+from .io import column_list, entry, naming_columns, retagged
 from .measure.bins import BinStats, Edges
 from .measure.change import ChangeBand, ece_change_band
 from .measure.errors import ece_from_stats
@@ -356,16 +355,16 @@ def monitor(
 def _table_groups(src: Any, by: Any, time: str | None, where: str) -> tuple[Any, str]:
     """The group of each row of a table, and what the grouping is called: the column ``by``,
     or the day, week or month of the time column (as for a file: ``engines.groups``)."""
-    from .engines.groups import PERIODS, _group_column, _time_column, check_time_option, truncate
+    from .engines.groups import PERIODS, check_time_option, group_column, time_column, truncate
 
     if not isinstance(by, str):
         return by, "group"
     check_time_option(by, list(src.names), time, where)
     if by in src.names and time is None:
-        return _group_column(src, by), by
+        return group_column(src, by), by
     if by in PERIODS:
-        column = _time_column(list(src.names), time, where)
-        return truncate(_group_column(src, column), by, column, where), f"{by} of {column}"
+        column = time_column(list(src.names), time, where)
+        return truncate(group_column(src, column), by, column, where), f"{by} of {column}"
     raise InputError(
         f"{where}: by={by!r} is neither a column of {src.shown_as} ({column_list(src.names)}) "
         f"nor a period ({', '.join(PERIODS)})."

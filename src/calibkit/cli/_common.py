@@ -44,7 +44,7 @@ class Interval(StrEnum):
 
 def _fail(message: str) -> NoReturn:
     """The one line on stderr (control characters of echoed names and values escaped), exit 2."""
-    from ..io._rules import shown
+    from ..io import shown
 
     typer.echo(f"calibkit: error: {shown(' '.join(message.split()))}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
@@ -155,6 +155,23 @@ FormatOption = Annotated[
     ),
 ]
 
+
+LabelledFileArgument = Annotated[
+    Path,
+    typer.Argument(
+        help="Predictions with labels: .csv, .tsv, .parquet, .jsonl or .npz.",
+        show_default=False,
+    ),
+]
+SeedOption = Annotated[
+    int, typer.Option(help="Seed of the bootstrap and the noise floor.", rich_help_panel=_NOISE)
+]
+NBootOption = Annotated[
+    int, typer.Option(help="Bootstrap resamples for the ECE interval.", rich_help_panel=_NOISE)
+]
+NSimsOption = Annotated[
+    int, typer.Option(help="Simulations for the ECE noise floor.", rich_help_panel=_NOISE)
+]
 
 BinsOption = Annotated[int, typer.Option(help="Number of bins M.", rich_help_panel=_BINNING)]
 StrategyOption = Annotated[

@@ -16,7 +16,6 @@ from ..audit import audit as run_audit
 from ._common import (
     _BINNING,
     _COLUMNS,
-    _NOISE,
     _RECORD,
     BinsOption,
     Closed,
@@ -24,12 +23,18 @@ from ._common import (
     CorrectOption,
     Engine,
     EngineOption,
+    FormatOption,
     HtmlOption,
     Interval,
+    LabelOption,
+    NBootOption,
+    NSimsOption,
     PositiveOption,
     PredictionOption,
+    ProbsOption,
     QuietOption,
     ScoredConfidenceOption,
+    SeedOption,
     SparkMasterOption,
     Strategy,
     StrategyOption,
@@ -55,18 +60,8 @@ def audit(
             help="Predictions: .csv, .tsv, .parquet, .jsonl or .npz.", show_default=False
         ),
     ],
-    label: Annotated[
-        str | None,
-        typer.Option(help="Label column (class indices 0..C-1).", rich_help_panel=_COLUMNS),
-    ] = None,
-    probs: Annotated[
-        str | None,
-        typer.Option(
-            help="Probability columns: names, comma-separated, or a quoted glob like 'prob_*' "
-            "(.npz: a 2-D array).",
-            rich_help_panel=_COLUMNS,
-        ),
-    ] = None,
+    label: LabelOption = None,
+    probs: ProbsOption = None,
     logits: Annotated[
         str | None,
         typer.Option(
@@ -78,14 +73,7 @@ def audit(
     correct: CorrectOption = None,
     prediction: PredictionOption = None,
     positive: PositiveOption = None,
-    fmt: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            help="csv, tsv, parquet, jsonl or npz (default: from the extension).",
-            rich_help_panel=_COLUMNS,
-        ),
-    ] = None,
+    fmt: FormatOption = None,
     bins: BinsOption = 15,
     strategy: StrategyOption = Strategy.uniform,
     closed: ClosedOption = Closed.right,
@@ -97,15 +85,9 @@ def audit(
     ] = 0.95,
     engine: EngineOption = Engine.memory,
     spark_master: SparkMasterOption = "local[*]",
-    seed: Annotated[
-        int, typer.Option(help="Seed of the bootstrap and the noise floor.", rich_help_panel=_NOISE)
-    ] = 0,
-    n_boot: Annotated[
-        int, typer.Option(help="Bootstrap resamples for the ECE interval.", rich_help_panel=_NOISE)
-    ] = 1000,
-    n_sims: Annotated[
-        int, typer.Option(help="Simulations for the ECE noise floor.", rich_help_panel=_NOISE)
-    ] = 1000,
+    seed: SeedOption = 0,
+    n_boot: NBootOption = 1000,
+    n_sims: NSimsOption = 1000,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the audit as JSON (only that, on stdout).")
     ] = False,

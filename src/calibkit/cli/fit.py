@@ -11,18 +11,18 @@ from typing import Annotated, Any
 import typer
 
 from .._errors import InputError
-from ..audit import audit as run_audit
 from ._common import (
     _BINNING,
     _COLUMNS,
-    _NOISE,
     ConfidenceOption,
     Engine,
     EngineOption,
     FormatOption,
     HtmlOption,
+    LabelledFileArgument,
     LabelOption,
     LogitsOption,
+    NSimsOption,
     PositiveOption,
     PredictionOption,
     ProbsOption,
@@ -58,13 +58,7 @@ _FIT = "Fitting and judging"
     "take their logs unless --clip is given."
 )
 def fit(
-    file: Annotated[
-        Path,
-        typer.Argument(
-            help="Predictions with labels: .csv, .tsv, .parquet, .jsonl or .npz.",
-            show_default=False,
-        ),
-    ],
+    file: LabelledFileArgument,
     method: Annotated[
         str | None,
         typer.Option(
@@ -116,9 +110,7 @@ def fit(
     positive: PositiveOption = None,
     fmt: FormatOption = None,
     bins: Annotated[int, typer.Option(help="Bins of the ECE.", rich_help_panel=_BINNING)] = 15,
-    n_sims: Annotated[
-        int, typer.Option(help="Simulations for the ECE noise floor.", rich_help_panel=_NOISE)
-    ] = 1000,
+    n_sims: NSimsOption = 1000,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the ledger as JSON (only that, on stdout).")
     ] = False,
@@ -156,9 +148,8 @@ def fit(
     to the map as logits; probability columns as probabilities (from_logits=False where the
     method has that setting).
     """
-    from ..io import check_scale
     from ..recalibrate.base import save_calibrator
-    from ..recalibrate.ledger import compare_calibration
+    from ..recalibrate.fit_predictions import fit_predictions
     from ..recalibrate.methods import METHOD_NAMES, make_calibrator
 
     if method is None:
@@ -207,35 +198,33 @@ def fit(
             preds = _read_labelled(
                 file, fmt, label, probs, logits, confidence, correct, prediction, positive
             )
-            from_logits = preds.kind == "logits"
-            params = calibrator.get_params()
-            if not from_logits and "from_logits" in params:
-                calibrator.set_params(from_logits=False)
-            if clip is not None:
-                _check_clip(method, params, preds.kind, preds.describe())
-                calibrator.set_params(clip=clip)
-            if not check_logits and "check_logits" in params:
-                calibrator.set_params(check_logits=False)
-            check_scale(calibrator, preds.kind, preds.describe(), where="fit")
-            ledger = compare_calibration(
+            ledger = fit_predictions(
+                preds,
                 calibrator,
-                preds.scores,
-                preds.labels,
-                from_logits=from_logits,
                 calibration_fraction=0.5 if calibration_fraction is None else calibration_fraction,
                 seed=seed,
                 folds=folds,
                 n_bins=bins,
                 n_sims=n_sims,
+                clip=clip,
                 check_logits=check_logits,
             )
             save_calibrator(out, ledger.calibrator)
             if write_report is not None:
+                from ..held_out import held_out_audits
+
                 title = f"calibkit fit: {ledger.describe()}, from {preds.describe()}"
-                before, after = _held_out_audits(ledger, preds, bins=bins, n_sims=n_sims)
+                pair = held_out_audits(
+                    ledger,
+                    preds.scores,
+                    preds.labels,
+                    from_logits=preds.kind == "logits",
+                    n_bins=bins,
+                    n_sims=n_sims,
+                )
                 _write(
                     lambda: write_report(
-                        html, ledger=ledger, title=title, before=before, after=after
+                        html, ledger=ledger, title=title, before=pair.before, after=pair.after
                     ),
                     html,
                     "fit",
@@ -249,13 +238,15 @@ def fit(
     if json_out:
         typer.echo(json.dumps(ledger.to_dict(), indent=2, allow_nan=False))
         return
+    from ..report.ledger_text import ledger_verdict, render_ledger
+
     if quiet:
-        typer.echo(_ledger_verdict(ledger, out))
+        typer.echo(ledger_verdict(ledger, out))
         return
     from rich.console import Console
 
     console = Console(highlight=False)
-    _render_ledger(ledger, console, source=preds.describe(), out=out)
+    render_ledger(ledger, console, source=preds.describe(), out=out)
     _wrote(console, html=html)
 
 
@@ -269,93 +260,30 @@ def _fit_at_scale(
     json_out: bool,
     quiet: bool,
 ) -> None:
-    """``calibkit fit --engine``: the temperature by Newton's method, one aggregation a step."""
+    """``calibkit fit --engine``: read (start the engine's session), fit, save, render."""
     from ..recalibrate.base import save_calibrator
-    from ..recalibrate.temperature import TemperatureScaling
+    from ..recalibrate.fit_predictions import fit_at_scale
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             data = _engine_data(file, engine, spark_master, "fit")
-            scaler = TemperatureScaling().fit_engine(data, engine=engine.value, columns=columns)
-            save_calibrator(out, scaler)
+            result = fit_at_scale(data, engine=engine.value, columns=columns)
+            save_calibrator(out, result.calibrator)
         except InputError as exc:
             _fail(str(exc))
         except OSError as exc:
             _fail(f"fit: cannot write '{out}': {exc.strerror or exc}.")
     _echo_warnings(caught)
-    result = {
-        "method": "temperature",
-        "engine": engine.value,
-        "temperature": scaler.temperature_,
-        "nll_before": scaler.nll_before_,
-        "nll_after": scaler.nll_after_,
-        "gradient": scaler.gradient_,
-        "n_evaluations": scaler.n_evaluations_,
-        "converged": scaler.converged_,
-        "out": str(out),
-    }
     if json_out:
-        typer.echo(json.dumps(result, indent=2, allow_nan=False))
+        document = {**result.to_dict(), "out": str(out)}
+        typer.echo(json.dumps(document, indent=2, allow_nan=False))
         return
-    line = (
-        f"T = {scaler.temperature_:.6g} fitted on every row of {file.name} with --engine "
-        f"{engine.value} ({scaler.n_evaluations_} aggregations); wrote {out}"
-    )
-    if quiet:
+    from ..report.ledger_text import scale_fit_lines
+
+    lines = scale_fit_lines(result, source=file.name, out=out)
+    for line in lines[:1] if quiet else lines:
         typer.echo(line)
-        return
-    typer.echo(line)
-    typer.echo(
-        f"NLL on these rows {scaler.nll_before_:.5f} at T = 1 -> {scaler.nll_after_:.5f} at T; "
-        f"d NLL / d T = {scaler.gradient_:.2g}. These rows fitted T: judge it on held-out rows "
-        "(calibkit apply, then calibkit audit)."
-    )
-
-
-def _held_out_audits(ledger, preds, *, bins: int, n_sims: int):
-    """Audits of the held-out rows before and after the saved map, for the report's side-by-side
-    reliability diagrams: the ledger's own split, redrawn from its seed. (None, None) for
-    cross-fitting, whose out-of-fold probabilities come from several maps."""
-
-    from ..recalibrate.split import stratified_split
-
-    if ledger.design != "split":
-        return None, None
-    _, held = stratified_split(
-        preds.labels, calibration_fraction=ledger.calibration_fraction, seed=ledger.seed
-    )
-    if held.size != ledger.n_eval:  # not the ledger's split: draw nothing rather than mislead
-        return None, None
-    x, y = preds.scores[held], preds.labels[held]
-    settings = {"n_bins": bins, "n_boot": 1000, "n_sims": n_sims, "seed": ledger.seed}
-    before = run_audit(x, y, from_logits=preds.kind == "logits", **settings)
-    after = run_audit(ledger.calibrator.predict_proba(x), y, **settings)
-    return before, after
-
-
-def _ledger_verdict(ledger, out: Path) -> str:
-    """One line: the map, what it did to ECE and NLL on the held-out rows (and whether that was
-    worse beyond noise), where it went."""
-    before, after = ledger.before, ledger.after
-
-    def change(name: str) -> str:
-        b, a = before.get(name), after.get(name)
-        return f"{name} {_num(b)} -> {_num(a)}"
-
-    floor = ledger.noise_floor_after.mean
-    worse = " and ".join(w.instrument for w in ledger.worse)
-    return (
-        f"{ledger.describe()}: {change('ECE')} (floor {floor:.4f}), {change('NLL')} on "
-        f"{ledger.n_eval} held-out rows{f', WORSE beyond noise in {worse}' if worse else ''}; "
-        f"wrote {out}."
-    )
-
-
-def _num(x: float | None) -> str:
-    import math
-
-    return "-" if x is None or not math.isfinite(x) else f"{x:.4f}"
 
 
 @app.command(
@@ -448,49 +376,3 @@ def apply(
     if result.left_out:
         listed = ", ".join(f"{name} ({why})" for name, why in result.left_out.items())
         typer.echo(f"not copied (not one value a row): {listed}.")
-
-
-def _check_clip(method: str, params: dict[str, Any], kind: str, source: str) -> None:
-    """--clip goes to a map that takes logs of probabilities, and with probability columns."""
-    if "clip" not in params:
-        raise InputError(
-            f"fit: --clip moves probabilities away from 0 and 1 before a map takes their logs; "
-            f"{method} uses probabilities as they are (0 and 1 included) and needs none. Leave "
-            "out --clip."
-        )
-    if kind == "logits":
-        raise InputError(
-            f"fit: --clip moves probabilities away from 0 and 1 before a map takes their logs, "
-            f"but {source} gives logits, which need none. Leave out --clip, or pass probability "
-            "columns with --probs."
-        )
-
-
-def _render_ledger(ledger, console, *, source: str, out: Path) -> None:
-    """The ledger as rich tables: header, the BEFORE/AFTER table, notes, and where the map went."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
-    header = Text.assemble(("calibkit fit", "bold"), f": {ledger.describe()}")
-    header.append(f", from {source}")
-    console.print(header)
-    console.print()
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
-    table.add_column("instrument", no_wrap=True)
-    table.add_column("what it measures", overflow="fold")
-    table.add_column("BEFORE", justify="right", no_wrap=True)
-    table.add_column("AFTER", justify="right", no_wrap=True)
-    table.add_column("can the map move it?", overflow="fold")
-    broken = set(ledger.broken_guarantees)
-    for cells in ledger.table_rows():
-        last: str | Text = cells[4]
-        if cells[0] in broken:
-            last = Text(cells[4], style="bold red")
-        table.add_row(cells[0], cells[1], cells[2], cells[3], last)
-    console.print(table)
-    console.print()
-    for line in ledger.notes():
-        console.print(Text(line, style="bold red") if line.startswith("WORSE") else line)
-    console.print()
-    console.print(f"wrote {out}: {ledger.calibrator_name} fitted on {ledger.fitted_on}.")

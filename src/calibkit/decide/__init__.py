@@ -17,6 +17,7 @@ from .coverage import RiskCoverage, risk_coverage
 from .guarantee import GuaranteeEvaluation, RiskGuarantee, guaranteed_threshold
 from .operating import CoverageAtRisk, RiskAtCoverage, coverage_at_risk, risk_at_coverage
 from .policy import PolicyRow, PolicyTable, act_forecast, decision_report, policy_table
+from .predictions import Decisions, decide_predictions
 from .selective import (
     SelectivePrediction,
     augrc,
@@ -33,6 +34,7 @@ __all__ = [
     "BinaryPolicyTable",
     "BinaryThresholdChoice",
     "CoverageAtRisk",
+    "Decisions",
     "GuaranteeEvaluation",
     "PolicyRow",
     "PolicyTable",
@@ -51,6 +53,7 @@ __all__ = [
     "choose_threshold",
     "chow_threshold",
     "coverage_at_risk",
+    "decide_predictions",
     "decision_report",
     "guaranteed_threshold",
     "policy_table",

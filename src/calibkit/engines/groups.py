@@ -87,7 +87,7 @@ def _sql_groups(
     if by in names and time is None:
         expr, label = q0.dialect.quote(by), by
     elif by in PERIODS:
-        column = _time_column(names, time, where)
+        column = time_column(names, time, where)
         # a DATE, not the TIMESTAMP date_trunc gives: Spark's TIMESTAMP is an instant, read
         # back in the Python process's time zone (a Monday 00:00 in the session's zone can
         # come back as Sunday 15:00)
@@ -153,7 +153,9 @@ def check_time_option(by: Any, names: list[str], time: str | None, where: str) -
         )
 
 
-def _time_column(names: list[str], time: str | None, where: str) -> str:
+def time_column(names: list[str], time: str | None, where: str) -> str:
+    """The time column: ``time`` when it is one of ``names``, else the one name in
+    :data:`TIME_NAMES` (an InputError when there is none, or several)."""
     if time is not None:
         if time not in names:
             raise InputError(f"{where}: no time column {time!r}; columns: {', '.join(names[:20])}.")
@@ -291,10 +293,10 @@ def _read_file(
     with open_source(path, fmt) as src:
         check_time_option(by, list(src.names), time, where)
         if isinstance(by, str) and by in src.names and time is None:
-            keys, label = _group_column(src, by), by
+            keys, label = group_column(src, by), by
         elif by in PERIODS:
-            column = _time_column(src.names, time, where)
-            keys = truncate(_group_column(src, column), by, column, where)
+            column = time_column(src.names, time, where)
+            keys = truncate(group_column(src, column), by, column, where)
             label = f"{by} of {column}"
         else:
             raise InputError(
@@ -304,7 +306,7 @@ def _read_file(
     return preds.scores, preds.labels, preds.kind == "logits", keys, label
 
 
-def _group_column(src: Any, name: str) -> np.ndarray:
+def group_column(src: Any, name: str) -> np.ndarray:
     """A column of group values: text and numbers as the source reads them, and dates or times
     (Parquet timestamps, dates that pyarrow recognised in a CSV or JSON file) as numpy
     datetimes, which the source's numeric reader refuses."""

@@ -77,6 +77,8 @@ from ._calibrate import (
     plan_scores,
     write_table,
 )
+from ._entry import Entry, entry, retagged
+from ._formats import EXTENSIONS, format_from_extension, resolve_format
 from ._frames import FrameSource, frame_kind, is_frame
 from ._named import naming_columns
 from ._read import (
@@ -92,19 +94,14 @@ from ._read import (
     read_predictions,
 )
 from ._rules import check_names, short, shown
-from ._sources import (
-    Schema,
-    check_file,
-    check_path,
-    column_list,
-    open_source,
-    resolve_format,
-)
+from ._sources import Schema, check_file, check_path, column_list, open_source
 
 __all__ = [
     "COLUMN_ROLES",
     "CalibratedTable",
     "ColumnPlan",
+    "EXTENSIONS",
+    "Entry",
     "FORMATS",
     "FrameSource",
     "Predictions",
@@ -117,7 +114,9 @@ __all__ = [
     "check_scale",
     "column_list",
     "column_options",
+    "entry",
     "file_schema",
+    "format_from_extension",
     "frame_kind",
     "is_frame",
     "naming_columns",
@@ -130,6 +129,7 @@ __all__ = [
     "read_batches",
     "read_predictions",
     "resolve_format",
+    "retagged",
     "rules",
     "short",
     "shown",

@@ -14,7 +14,6 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
-from ._batches import BATCH_ROWS, file_schema, read_batches
 from ._detect import (
     CONFIDENCE_NAMES,
     CORRECT_NAMES,
@@ -31,20 +30,18 @@ from ._detect import (
     expand,
     matches,
 )
+from ._formats import FORMATS, resolve_format
 from ._frames import FrameSource, is_frame
 from ._sources import (
-    FORMATS,
     WHERE,
     Source,
     check_file,
     check_path,
     column_list,
     open_source,
-    resolve_format,
 )
 
 __all__ = [
-    "BATCH_ROWS",
     "CONFIDENCE_NAMES",
     "CORRECT_NAMES",
     "FORMATS",
@@ -55,9 +52,7 @@ __all__ = [
     "PROB_GLOBS",
     "PROB_MATRICES",
     "Predictions",
-    "file_schema",
     "open_any",
-    "read_batches",
     "read_predictions",
 ]
 

@@ -20,20 +20,6 @@ from ._problems import Problem, booleans, missing_values, nan_problem, text_colu
 
 WHERE = rules.WHERE
 
-FORMATS = ("csv", "tsv", "parquet", "jsonl", "npz")
-
-_EXTENSIONS = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".npz": "npz",
-}
-_COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
-
 #: Roles a column plays, and what each accepts besides numbers (docs/file-rules.md):
 #: "numeric": numbers only (scores); "label": also booleans and TRUE/FALSE cells (class
 #: indices); "outcome": also TRUE/FALSE text (a 0/1 outcome); "compare": numbers or text, for
@@ -50,27 +36,6 @@ def column_list(names: list[str], limit: int = 20) -> str:
     listed = ", ".join(rules.shown(n) for n in names[:limit])
     more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
     return (listed + more) if names else "(none)"
-
-
-def resolve_format(path: Path, fmt: str | None) -> str:
-    if fmt is not None:
-        key = str(fmt).lower().lstrip(".")
-        key = {"tab": "tsv", "pq": "parquet", "ndjson": "jsonl"}.get(key, key)
-        if key not in FORMATS:
-            raise InputError(f"{WHERE}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}.")
-        return key
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in _COMPRESSED:
-        suffixes = suffixes[:-1]
-    ext = suffixes[-1] if suffixes else ""
-    if ext in _EXTENSIONS:
-        return _EXTENSIONS[ext]
-    hint = " For JSON lines, name the file .jsonl or pass format='jsonl'." if ext == ".json" else ""
-    raise InputError(
-        f"{WHERE}: cannot tell the format of '{rules.shown(path)}' from its extension "
-        f"{ext or '(none)'!r}; known: {', '.join(sorted(_EXTENSIONS))}. Pass format= one of "
-        f"{', '.join(FORMATS)} (--format on the command line).{hint}"
-    )
 
 
 def check_path(path: Path) -> None:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..monitoring import Monitor
     from ..record.compare import RecordComparison
     from ..stated.audit import StatedAudit
+    from ..stated_run import StatedRun
 
 __all__ = [
     "metrics_table",
@@ -26,6 +27,8 @@ __all__ = [
     "render_audit",
     "render_monitor",
     "render_stated_audit",
+    "render_stated_run",
+    "stated_verdict_lines",
 ]
 
 DASH = "-"
@@ -169,6 +172,59 @@ def render_stated_audit(
         + ("; 'excl' counts rows with no confidence or one outside [0, 1]." if wide else ".")
         + ("" if wide else " --wide adds Brier, NLL and the stated values' coarseness.")
     )
+
+
+def render_stated_run(
+    result: StatedRun, console: Console, *, decision_set: str, store: str
+) -> None:
+    """An elicitation run (``calibkit stated run``): what was asked of whom, where the replies
+    are stored, how many parsed (and the five commonest reasons the others did not), what this
+    run cost, then the audit of the parsed replies."""
+    from collections import Counter
+
+    run = result.run
+    console.print(
+        Text.assemble(
+            ("calibkit stated run", "bold"),
+            f": {run.provider}:{run.model} on "
+            f"{decision_set} ({len(run.results)} items, source {run.source})",
+        )
+    )
+    console.print(
+        f"replies stored in {store} (rerunning the same command resumes: stored replies are "
+        "not asked again)",
+        soft_wrap=True,
+    )
+    console.print(f"prompt sha256 {run.prompt_hash}, settings {run.settings_hash}")
+    console.print(
+        f"parsed {result.n_parsed} of {len(run.results)} items ({run.parse_rate:.1%}); "
+        f"status {dict(run.status_counts)}"
+    )
+    for reason, count in Counter(result.reasons).most_common(5):
+        console.print(f"  {count} x {reason}", soft_wrap=True)
+    console.print(
+        f"this run: {run.calls} calls, {run.reused} replies reused, tokens in/out "
+        f"{run.input_tokens}/{run.output_tokens}"
+    )
+    console.print()
+    if result.audit is None:
+        console.print("no parsed replies: nothing to audit.")
+    else:
+        source = f"{result.n_parsed} parsed replies (unparsed left out)"
+        render_audit(result.audit, console, source=source)
+
+
+def stated_verdict_lines(result: StatedAudit) -> list[str]:
+    """What ``calibkit stated audit --quiet`` prints: per group, the source with the lower ECE
+    and whether the intervals tell them apart (or that no group has two sources)."""
+    lines = []
+    for comp in result.comparisons:
+        where = "/".join(comp.group) or "all rows"
+        how = "clearly" if comp.clear else "intervals overlap"
+        lines.append(f"{where}: {comp.better} has the lower ECE ({how})")
+    if not result.comparisons:
+        lines.append(f"{len(result.rows)} audit(s); no group has two sources to compare.")
+    return lines
 
 
 def render_comparison(comparison: RecordComparison, console: Console) -> None:
