@@ -250,7 +250,7 @@ def _group_keys(by: Any, n: int, where: str) -> np.ndarray:
             f"a period of a file; got {by!r}."
         )
     if hasattr(by, "to_numpy") and not isinstance(by, np.ndarray):  # pandas, polars, arrow
-        keys = v._column_to_numpy(by, name="by", where=where)
+        keys = v.column_to_numpy(by, name="by", where=where)
     else:
         keys = np.asarray(by)
     if keys.ndim != 1 or keys.shape[0] != n:

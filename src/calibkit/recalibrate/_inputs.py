@@ -69,7 +69,7 @@ def away_from_0_and_1(
         exact = infinite
     if clip is None:
         if exact.any():
-            count, index = v._where_first(exact)
+            count, index = v.where_first(exact)
             when = when or "for a probability of exactly " + " or ".join(f"{e:g}" for e in ends)
             values = "value of" if count == 1 else "values of"
             verb = "is, at" if count == 1 else "are, first at"
@@ -85,7 +85,7 @@ def away_from_0_and_1(
     if not moved.any():
         return p
     rows = moved if moved.ndim == 1 else moved.any(axis=1)
-    count, index = v._where_first(moved)
+    count, index = v.where_first(moved)
     n_rows = int(np.count_nonzero(rows))
     warnings.warn(
         f"{where}: clip={clip:g} moved {n_rows} {'row' if n_rows == 1 else 'rows'} of "
@@ -101,7 +101,7 @@ def away_from_0_and_1(
 def _at(index: tuple[int, ...], columns: np.ndarray | None) -> str:
     if columns is not None:
         return f"row {index[0]}, column {int(columns[index[0]])}"
-    return v._fmt_index(index)
+    return v.fmt_index(index)
 
 
 def no_clip_for_logits(clip: object, *, where: str) -> None:
