@@ -13,16 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import InputError
-from .figures import (
-    _BLUE,
-    _GREY,
-    _RED,
-    _SMALL,
-    MAX_CURVE_POINTS,
-    _new_axes,
-    _split_for_histogram,
-    decimate,
-)
+from ._figure_parts import _BLUE, _GREY, _RED, _SMALL, MAX_CURVE_POINTS, _new_axes, decimate
+from .figures import _split_for_histogram
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -169,7 +161,7 @@ def corp_diagram(
 
 
 def _draw_histogram(ax: Any, result: CorpResult) -> None:
-    from .figures import LOG_COUNTS_RATIO
+    from ._figure_parts import LOG_COUNTS_RATIO
 
     edges = np.linspace(0.0, 1.0, HISTOGRAM_BINS + 1)
     count, _ = np.histogram(result.x, bins=edges, weights=result.count)

@@ -1,4 +1,5 @@
-"""Figures of calibkit results: reliability diagrams, BEFORE/AFTER, risk-coverage and cost curves.
+"""Figures of calibkit results: reliability diagrams and BEFORE/AFTER; the risk-coverage and cost
+curves (:mod:`.decision_figures`) and the monitor (:mod:`.monitor_figure`) are importable from here.
 
 Compute, then draw: every function takes a result (or, for the cost curve, the two arrays it
 needs), draws with matplotlib's object-oriented API into an ``ax`` you pass or into a new
@@ -18,9 +19,7 @@ downstream code can find them without relying on drawing order.
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,16 +27,27 @@ import numpy as np
 
 from .._errors import InputError
 from .._files import atomic_path
-from ..decide import threshold_text
+from ._figure_parts import (
+    _BLUE,
+    _GREY,
+    _RED,
+    _SMALL,
+    LOG_COUNTS_RATIO,
+    MAX_CURVE_POINTS,
+    _as_table,
+    _compact,
+    _new_axes,
+    decimate,
+)
+from .decision_figures import cost_curve, risk_coverage_plot
+from .monitor_figure import monitor_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from ..audit import Audit
-    from ..decide.coverage import RiskCoverage
     from ..measure.reliability import ReliabilityTable
-    from ..monitoring import Monitor
 
 __all__ = [
     "MAX_CURVE_POINTS",
@@ -49,96 +59,6 @@ __all__ = [
     "risk_coverage_plot",
     "save_figure",
 ]
-
-#: Upper bound on the points drawn for one curve (4 per bucket of :func:`decimate`).
-MAX_CURVE_POINTS = 2000
-
-# Colours of the tab10 cycle, named so that no global property cycle is consulted or changed.
-_BLUE, _ORANGE, _GREEN, _RED, _GREY = "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#7f7f7f"
-_SMALL = 8  # font size of legends and annotations, in points
-
-#: Histogram counts switch the y-axis to a log scale when the largest bin holds more than this
-#: many times the smallest non-empty one.
-LOG_COUNTS_RATIO = 50.0
-
-# ----------------------------------------------------------------------------- helpers
-
-
-def _new_axes(figsize: tuple[float, float]) -> Axes:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=figsize, layout="constrained")
-    return fig.add_subplot()
-
-
-def _as_table(result: Any, *, where: str) -> tuple[ReliabilityTable, Audit | None]:
-    from ..audit import Audit
-    from ..measure.reliability import ReliabilityTable
-    from ..recalibrate.ledger import CalibrationLedger
-
-    if isinstance(result, Audit):
-        return result.table, result
-    if isinstance(result, ReliabilityTable):
-        return result, None
-    if isinstance(result, CalibrationLedger):
-        raise InputError(
-            f"{where}: a CalibrationLedger keeps the value of each instrument, not the held-out "
-            "confidences or reliability tables, so it cannot be drawn. Pass the BEFORE and "
-            "AFTER results instead, e.g. ck.audit(before_probs, labels) and "
-            "ck.audit(ledger.calibrator.predict_proba(scores), labels) on the held-out rows."
-        )
-    raise InputError(
-        f"{where}: expected a ReliabilityTable (ck.reliability_bins) or an Audit (ck.audit), "
-        f"got {type(result).__name__}."
-    )
-
-
-def _compact(count: int) -> str:
-    """A count in at most five characters: 8523, 12.3k, 1.2M."""
-    if count < 10_000:
-        return str(count)
-    if count < 1_000_000:
-        return f"{count / 1000:.3g}k"
-    return f"{count / 1_000_000:.3g}M"
-
-
-def decimate(x: np.ndarray, y: np.ndarray, *, buckets: int = MAX_CURVE_POINTS // 4) -> np.ndarray:
-    """Indices of at most ``4 * buckets`` points of a curve that keep its drawn shape.
-
-    The min-max ("M4") decimation of Jugel et al. (2014): the x-range is cut into ``buckets``
-    equal slices and each slice keeps its first and last point and the first points where ``y``
-    is smallest and largest, in their original order. Every vertical extent a slice spans is
-    kept, so at a drawing width of ``buckets`` pixels or fewer the decimated curve covers the
-    same pixels as the full one, and the curve's minimum and maximum are always kept. ``x``
-    must be non-decreasing; ``y`` must have no NaN. O(N).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.linspace(0, 1, 100_001); y = np.sin(40 * x)
-    >>> keep = decimate(x, y, buckets=100)
-    >>> keep.size <= 400, int(keep[0]), int(keep[-1]), bool(y[keep].min() == y.min())
-    (True, 0, 100000, True)
-    """
-    n = int(x.size)
-    if n <= 4 * buckets:
-        return np.arange(n)
-    span = float(x[-1] - x[0])
-    if not span > 0:
-        return np.array([0, int(np.argmin(y)), int(np.argmax(y)), n - 1]).clip(0, n - 1)
-    slot = ((x - x[0]) * (buckets / span)).astype(np.int64)
-    np.minimum(slot, buckets - 1, out=slot)
-    starts = np.flatnonzero(np.r_[True, slot[1:] != slot[:-1]])
-    ends = np.r_[starts[1:], n] - 1
-    group = np.repeat(np.arange(starts.size), ends - starts + 1)
-    keep = [starts, ends]
-    for reduce in (np.minimum, np.maximum):
-        extreme = reduce.reduceat(y, starts)
-        hit = np.flatnonzero(y == extreme[group])
-        first = np.r_[True, group[hit][1:] != group[hit][:-1]]
-        keep.append(hit[first])
-    return np.unique(np.concatenate(keep))
-
 
 # ----------------------------------------------------------------------------- reliability
 
@@ -405,390 +325,6 @@ def before_after(
     reliability_diagram(before, ax=left, title=titles[0], histogram=histogram)
     reliability_diagram(after, ax=right, title=titles[1], histogram=histogram)
     return fig
-
-
-# ----------------------------------------------------------------------------- risk-coverage
-
-
-def _threshold_value(name: str, value: Any, *, where: str) -> float:
-    t = getattr(value, "threshold", value)  # a ThresholdChoice or a number
-    if isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)):
-        raise InputError(
-            f"{where}: thresholds[{name!r}] must be a number or a ThresholdChoice, "
-            f"got {type(value).__name__}."
-        )
-    t = float(t)
-    if math.isnan(t):
-        raise InputError(f"{where}: thresholds[{name!r}] is NaN.")
-    return t
-
-
-def curve_index(rc: RiskCoverage, threshold: float) -> int:
-    """Index into ``rc``'s arrays of the point "act when confidence >= threshold" (0: none)."""
-    # rc.threshold decreases from inf; count the thresholds >= t, the last of them is the point
-    return int(np.searchsorted(-rc.threshold, -threshold, side="right")) - 1
-
-
-def risk_coverage_plot(
-    rc: RiskCoverage,
-    *,
-    ax: Axes | None = None,
-    thresholds: Mapping[str, Any] | None = None,
-) -> Axes:
-    """Draw a risk-coverage curve (Geifman and El-Yaniv 2017) with its baselines and thresholds.
-
-    - the curve: selective risk against coverage as steps (each threshold's risk over the
-      coverage it adds, the area of which is the AURC), decimated for drawing to at most
-      :data:`MAX_CURVE_POINTS` points by :func:`decimate` (min-max per coverage slice, so the
-      jagged start at low coverage and every extreme survive);
-    - random abstention: a horizontal line at the error rate (its risk at every coverage);
-    - the oracle, which defers the errors first: risk 0 up to coverage 1 - error rate, then
-      ``(c - (1 - e)) / c``;
-    - ``thresholds``: ``{name: threshold}`` (a number, or a ThresholdChoice): each marks the
-      curve's point "act when confidence >= threshold" with a labelled marker; a threshold above
-      every confidence (acts on nothing, risk undefined) is listed in the legend without one.
-
-    AURC, the oracle's AURC and the error rate are in the legend.
-
-    Examples
-    --------
-    >>> import calibkit as ck
-    >>> from calibkit.report.figures import risk_coverage_plot
-    >>> rc = ck.risk_coverage([0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0])
-    >>> ax = risk_coverage_plot(rc, thresholds={"Chow": 0.9})
-    >>> [line.get_gid() for line in ax.lines]
-    ['calibkit-curve', 'calibkit-oracle', 'calibkit-random', 'calibkit-threshold-Chow']
-    """
-    from ..decide.coverage import RiskCoverage
-
-    where = "risk_coverage_plot"
-    if not isinstance(rc, RiskCoverage):
-        raise InputError(
-            f"{where}: expected a RiskCoverage (ck.risk_coverage), got {type(rc).__name__}."
-        )
-    marks = {
-        str(k): _threshold_value(str(k), val, where=where) for k, val in (thresholds or {}).items()
-    }
-    if ax is None:
-        ax = _new_axes((6.0, 4.5))
-
-    coverage = rc.coverage
-    risk = rc.risk.copy()
-    risk[0] = risk[1]  # coverage 0 has no risk: draw the first step from 0
-    keep = decimate(coverage, risk)
-    (curve,) = ax.plot(
-        coverage[keep],
-        risk[keep],
-        drawstyle="steps-pre",
-        color=_BLUE,
-        lw=1.5,
-        label=f"confidence ranking (AURC {rc.aurc:.4f})",
-        zorder=3,
-    )
-    curve.set_gid("calibkit-curve")
-
-    e = rc.error_rate
-    grid = np.union1d(np.linspace(0.0, 1.0, 401)[1:], [1.0 - e]) if e < 1 else np.array([1.0])
-    grid = grid[grid > 0]
-    oracle = np.maximum(grid - (1.0 - e), 0.0) / grid
-    (oracle_line,) = ax.plot(
-        np.r_[0.0, grid],
-        np.r_[0.0, oracle],
-        color=_GREEN,
-        lw=1.2,
-        ls="-.",
-        label=f"oracle (AURC {rc.oracle_aurc:.4f})",
-        zorder=2,
-    )
-    oracle_line.set_gid("calibkit-oracle")
-    random_line = ax.axhline(
-        e, color=_GREY, lw=1.2, ls="--", label=f"random abstention (error rate {e:.4f})", zorder=1
-    )
-    random_line.set_gid("calibkit-random")
-
-    markers = ["o", "s", "D", "^", "v", "P", "X"]
-    colours = [_RED, _ORANGE, "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
-    for k, (name, t) in enumerate(marks.items()):
-        j = curve_index(rc, t)
-        shown = threshold_text(t)
-        if j == 0:  # acts on nothing: no point of the curve
-            ax.plot([], [], ls="none", label=f"{name}: threshold {shown}, acts on nothing")
-            continue
-        (point,) = ax.plot(
-            [rc.coverage[j]],
-            [rc.risk[j]],
-            ls="none",
-            marker=markers[k % len(markers)],
-            ms=7,
-            mfc=colours[k % len(colours)],
-            mec="black",
-            mew=0.7,
-            clip_on=False,
-            label=(
-                f"{name}: threshold {shown} (coverage {rc.coverage[j]:.3f}, risk {rc.risk[j]:.3f})"
-            ),
-            zorder=5,
-        )
-        point.set_gid(f"calibkit-threshold-{name}")
-
-    ax.set_xlim(0, 1.0)
-    top = float(np.nanmax(risk[keep])) if keep.size else 1.0
-    ax.set_ylim(0, max(top, e) * 1.45 + 1e-3)  # room for the legend above the baseline
-    ax.set_xlabel("coverage (share of cases acted on)")
-    ax.set_ylabel("selective risk (error rate among them)")
-    ax.set_title(
-        f"risk-coverage curve: N = {rc.n:,}, {rc.errors:,} wrong (E-AURC {rc.e_aurc:.4f})",
-        fontsize=10,
-    )
-    ax.legend(loc="upper left", fontsize=_SMALL, frameon=True, framealpha=0.9, edgecolor="none")
-    ax.grid(True, lw=0.3, alpha=0.5)
-    return ax
-
-
-# ----------------------------------------------------------------------------- cost curve
-
-
-def cost_curve(
-    confidence: Any,
-    outcome: Any,
-    *,
-    l_wrong: float,
-    l_defer: float,
-    ax: Axes | None = None,
-    xscale: str = "auto",
-) -> Axes:
-    """Draw the cost per case against the threshold.
-
-    Acting when confidence >= threshold costs ``l_wrong`` per wrong action and ``l_defer`` per
-    deferred case; the curve is the average over the data at every threshold, a step function
-    that changes only at observed confidences (decimated for drawing by :func:`decimate`).
-    Marked: Chow's threshold ``1 - l_defer / l_wrong`` (Chow 1970) with its cost on these
-    data, and the empirical minimum from :func:`calibkit.choose_threshold` (the same numbers);
-    dotted lines show deferring everything (``l_defer``) and acting on everything. A gap
-    between the two marks measures miscalibration near the threshold.
-
-    ``xscale``: ``"linear"`` draws thresholds 0 to 1; ``"logit"`` spreads 0.9, 0.99, 0.999, ...
-    evenly, which a modern network needs (half of its confidences may lie above 0.99999999,
-    where a linear axis shows one vertical line); there the axis ends just past the largest
-    confidence below 1, and confidences of exactly 1.0 are drawn at that right edge.
-    ``"auto"`` (default) takes ``"logit"`` when the median confidence exceeds 0.99.
-
-    Examples
-    --------
-    Five predictions, the third and fifth wrong: Chow and the empirical minimum agree at 0.9,
-    0.6 per case.
-
-    >>> from calibkit.report.figures import cost_curve
-    >>> ax = cost_curve([0.95, 0.9, 0.8, 0.7, 0.6], [1, 1, 0, 1, 0], l_wrong=10, l_defer=1)
-    >>> best = next(l for l in ax.lines if l.get_gid() == "calibkit-minimum")
-    >>> float(best.get_xdata()[0]), round(float(best.get_ydata()[0]), 2)
-    (0.9, 0.6)
-    """
-    from .. import _validate as v
-    from ..decide.coverage import sorted_steps, validated
-    from ..decide.thresholds import choose_threshold, cost_at, costs
-
-    where = "cost_curve"
-    xscale = v.choice(xscale, name="xscale", allowed=("auto", "linear", "logit"), where=where)
-    lw, ld = costs(l_wrong=l_wrong, l_defer=l_defer, where=where)
-    conf, out = validated(confidence, outcome, where=where)
-    choice = choose_threshold(conf, out, l_wrong=lw, l_defer=ld)
-    steps = sorted_steps(conf, out)
-    n = steps.n
-    # in increasing threshold: the cost of acting when confidence >= t, at each distinct t
-    t = steps.threshold[::-1]
-    cost = ((steps.wrong * lw + (n - steps.acted) * ld) / n)[::-1]
-    if xscale == "auto":
-        xscale = "logit" if float(np.median(conf)) > 0.99 else "linear"
-    if xscale == "linear":
-        lo, hi = 0.0, 1.0
-    else:
-        below_one = t[t < 1]
-        hi = 1.0 - max(float(1.0 - below_one.max()) / 4 if below_one.size else 1e-3, 1e-16)
-        lo = min(0.5, max(float(t[0]), 1e-4))
-    if t[0] > lo:  # below the smallest confidence, everything is acted on
-        t, cost = np.r_[lo, t], np.r_[cost[0], cost]
-    if t[-1] < hi:  # above the largest, nothing is
-        t, cost = np.r_[t, hi], np.r_[cost, ld]
-    x = np.clip(t, lo, hi)  # logit: 1.0 at the right edge, thresholds below lo at the left
-
-    if ax is None:
-        ax = _new_axes((6.0, 4.5))
-    if xscale == "logit":
-        _logit_axis(ax, lo, hi)
-        keep = decimate(np.log(x) - np.log1p(-x), cost)  # equal slices of the drawn axis
-    else:
-        keep = decimate(x, cost)
-    (curve,) = ax.plot(
-        x[keep],
-        cost[keep],
-        drawstyle="steps-pre",
-        color=_BLUE,
-        lw=1.5,
-        label="cost per case",
-        zorder=2,
-    )
-    curve.set_gid("calibkit-cost")
-    act_all = float(np.count_nonzero(out == 0) * lw / n)
-    ax.axhline(ld, color=_GREY, lw=1, ls=":", label=f"defer everything ({ld:.4g})", zorder=1)
-    ax.axhline(
-        act_all, color=_GREY, lw=1, ls="--", label=f"act on everything ({act_all:.4g})", zorder=1
-    )
-
-    chow = choice.chow_threshold
-    chow_cost, _, _ = cost_at(conf, out, chow, l_wrong=lw, l_defer=ld)
-    chow_x = min(max(chow, lo), hi)
-    ax.axvline(chow_x, color=_ORANGE, lw=0.8, ls="--", zorder=1)
-    (chow_point,) = ax.plot(
-        [chow_x],
-        [chow_cost],
-        ls="none",
-        marker="s",
-        ms=7,
-        mfc=_ORANGE,
-        mec="black",
-        mew=0.7,
-        clip_on=False,
-        label=f"Chow's rule: threshold {threshold_text(chow)}, cost {chow_cost:.4f}",
-        zorder=4,
-    )
-    chow_point.set_gid("calibkit-chow")
-    finite = math.isfinite(choice.threshold)
-    best_label = (
-        f"empirical minimum: threshold {threshold_text(choice.threshold)}, cost {choice.cost:.4f}"
-        if finite
-        else f"empirical minimum: defer everything, cost {choice.cost:.4f}"
-    )
-    (best,) = ax.plot(
-        [min(max(choice.threshold, lo), hi) if finite else hi],
-        [choice.cost],
-        ls="none",
-        marker="o",
-        ms=7,
-        mfc=_RED,
-        mec="black",
-        mew=0.7,
-        clip_on=False,
-        label=best_label,
-        zorder=5,
-    )
-    best.set_gid("calibkit-minimum")
-
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(0, max(float(cost.max()), ld, act_all) * 1.45)
-    ax.set_xlabel(
-        "threshold (act when confidence >= threshold)"
-        + ("; logit scale" if xscale == "logit" else "")
-    )
-    ax.set_ylabel("cost per case")
-    ax.set_title(f"cost per case: l_wrong = {lw:g}, l_defer = {ld:g}, N = {n:,}", fontsize=10)
-    ax.legend(loc="upper left", fontsize=_SMALL, frameon=True, framealpha=0.9, edgecolor="none")
-    ax.grid(True, lw=0.3, alpha=0.5)
-    return ax
-
-
-def monitor_plot(monitor: Monitor, *, ax: Axes | None = None) -> Axes:
-    """Draw ECE over the groups of a monitor (time, or cohorts) with its band.
-
-    - each group's ECE, with its bootstrap interval as a whisker;
-    - the noise floor of each group (the ECE a calibrated forecaster with its confidences
-      shows), as a grey band from 0 to its mean;
-    - the reference's ECE plus the noise band of changes each group is tested against (a
-      shaded band: a group outside it moved beyond noise);
-    - moved groups in red, with their names in the legend.
-
-    Group labels go on the x-axis (every n-th when there are many).
-
-    Examples
-    --------
-    >>> import numpy as np, calibkit as ck
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(0, 1, 3000); y = (rng.random(3000) < p).astype(int)
-    >>> m = ck.monitor(p, y, by=np.repeat([1, 2, 3], 1000), n_boot=100, n_sims=200)
-    >>> ax = ck.monitor_plot(m)
-    >>> [line.get_gid() for line in ax.lines][:2]
-    ['calibkit-ece', 'calibkit-reference']
-    """
-    from ..monitoring import Monitor, group_label
-
-    where = "monitor_plot"
-    if not isinstance(monitor, Monitor):
-        raise InputError(f"{where}: expected a Monitor (ck.monitor), got {type(monitor).__name__}.")
-    if ax is None:
-        ax = _new_axes((max(6.0, min(14.0, 0.35 * len(monitor.groups) + 4.0)), 4.2))
-    groups = monitor.groups
-    x = np.arange(len(groups))
-    ece = np.array([g.ece for g in groups])
-    low = np.array([g.interval.low for g in groups])
-    high = np.array([g.interval.high for g in groups])
-    floor = np.array([g.noise_floor.mean for g in groups])
-    ax.fill_between(
-        x, 0.0, floor, step="mid", color=_GREY, alpha=0.25, lw=0, label="noise floor (mean)"
-    )
-    ref_ece = float(ece_from_reference(monitor))
-    band_low = np.array([ref_ece + (g.band.low if g.band else 0.0) for g in groups])
-    band_high = np.array([ref_ece + (g.band.high if g.band else 0.0) for g in groups])
-    ax.fill_between(
-        x,
-        band_low,
-        band_high,
-        step="mid",
-        color=_BLUE,
-        alpha=0.12,
-        lw=0,
-        label=f"no-change band from {monitor.reference} ({monitor.family_level:.0%} family-wise)",
-    )
-    (line,) = ax.plot(x, ece, color=_BLUE, lw=1.2, marker="o", ms=4, label="ECE", zorder=3)
-    line.set_gid("calibkit-ece")
-    reference = ax.axhline(ref_ece, color=_BLUE, lw=0.8, ls=":", zorder=2)
-    reference.set_gid("calibkit-reference")
-    below, above = np.maximum(ece - low, 0.0), np.maximum(high - ece, 0.0)
-    ax.errorbar(x, ece, yerr=[below, above], fmt="none", ecolor=_BLUE, elinewidth=0.8, capsize=2)
-    moved = np.array([g.moved for g in groups])
-    if moved.any():
-        names = ", ".join(str(group_label(g.group)) for g in groups if g.moved)
-        ax.scatter(
-            x[moved], ece[moved], color=_RED, s=36, zorder=4, label=f"moved: {_shorten(names)}"
-        )
-    labels = [str(group_label(g.group)) for g in groups]
-    step = max(1, int(math.ceil(len(groups) / 16)))
-    ax.set_xticks(x[::step], labels[::step], rotation=45 if len(groups) > 6 else 0, ha="right")
-    m = monitor.binning.values.size - 1
-    ax.set_xlabel(monitor.by)
-    ax.set_ylabel(f"ECE (M = {m} {monitor.binning.strategy})")
-    ax.set_ylim(bottom=0.0)
-    ax.set_title(
-        f"calibration by {monitor.by}: {monitor.verdict()}", fontsize=_SMALL + 1, wrap=True
-    )
-    ax.legend(fontsize=_SMALL, loc="upper left")
-    return ax
-
-
-def ece_from_reference(monitor: Monitor) -> float:
-    from ..measure.errors import ece_from_stats
-
-    return ece_from_stats(monitor.reference_stats)
-
-
-def _shorten(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _logit_axis(ax: Axes, lo: float, hi: float) -> None:
-    """A logit x-axis with at most eight readable ticks: 0.5, 0.9, 0.99, 0.999, 1-1e-6, ..."""
-    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
-
-    ax.set_xscale("logit")
-    decades = max(1, int(math.floor(-math.log10(1.0 - hi) + 1e-9)))
-    step = max(1, math.ceil(decades / 6))
-    ks = [1, 2, 3] if decades <= 6 else [1]
-    ks += [k for k in range(step, decades + 1, step) if k > ks[-1]]
-    ticks = [0.5] + [1.0 - 10.0**-k for k in ks]
-    labels = ["0.5"] + ["0." + "9" * k if k <= 3 else f"1-1e-{k}" for k in ks]
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(FixedFormatter(labels))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.tick_params(axis="x", labelsize=_SMALL)
 
 
 # ----------------------------------------------------------------------------- files

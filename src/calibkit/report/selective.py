@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import InputError
-from .figures import _BLUE, _GREEN, _GREY, _SMALL, _new_axes, decimate
+from ._figure_parts import _BLUE, _GREEN, _GREY, _SMALL, _new_axes, decimate
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
