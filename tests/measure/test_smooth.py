@@ -81,3 +81,17 @@ def test_bad_input_is_refused() -> None:
     for bad in (0.0, 2.0, "0.1", True):
         with pytest.raises(ck.InputError, match="smooth_ece: bandwidth must be a number from"):
             ck.smooth_ece([0.2, 0.3], [0, 1], bandwidth=bad)
+
+
+def test_pooled_forecasts_give_the_rows_number():
+    # every sum of the smooth ECE is linear in the rows, so pooling tied forecasts (as the audit
+    # does) changes nothing but rounding, bandwidth search included
+    from calibkit.measure.pooled import pool_ties
+    from calibkit.measure.smooth import smooth_ece_from_pooled, smooth_ece_of
+
+    rng = np.random.default_rng(3)
+    conf = np.round(rng.uniform(0, 1, 5000), 2)
+    outcome = (rng.random(5000) < conf**1.5).astype(float)
+    rows, pooled = smooth_ece_of(conf, outcome), smooth_ece_from_pooled(pool_ties(conf, outcome))
+    assert pooled.bandwidth == rows.bandwidth and pooled.n == rows.n == 5000
+    assert pooled.value == pytest.approx(rows.value, rel=1e-12)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from .pooled import Pooled
 
 __all__ = ["SmoothECE", "smooth_ece", "smooth_ece_of"]
 
@@ -132,14 +133,15 @@ class _Sums:
     uses the same grid, so most of the search spreads the data once."""
 
     conf: np.ndarray
-    outcome: np.ndarray
+    weight: np.ndarray  # rows at each forecast (1 for raw rows, the count for pooled ones)
+    hits: np.ndarray  # the sum of their outcomes
     grids: dict[int, tuple[np.ndarray, np.ndarray]]
 
     def at(self, size: int) -> tuple[np.ndarray, np.ndarray]:
         """(count, residual) sums on the grid of ``size`` points (residual = f - y)."""
         if size not in self.grids:
             count, residual = spread(
-                self.conf, [np.ones_like(self.conf), self.conf - self.outcome], size
+                self.conf, [self.weight, self.weight * self.conf - self.hits], size
             )
             self.grids[size] = (count, residual)
         return self.grids[size]
@@ -228,15 +230,23 @@ def smooth_ece(confidence: Any, outcome: Any, *, bandwidth: float | None = None)
 def smooth_ece_of(
     conf: np.ndarray, outcome: np.ndarray, *, bandwidth: float | None = None
 ) -> SmoothECE:
-    """:func:`smooth_ece` of checked arrays (what the audit calls)."""
-    sums = _Sums(
-        np.asarray(conf, dtype=np.float64), np.asarray(outcome, dtype=np.float64), grids={}
-    )
+    """:func:`smooth_ece` of checked arrays."""
+    x = np.asarray(conf, dtype=np.float64)
+    return _smooth_ece(_Sums(x, np.ones_like(x), np.asarray(outcome, np.float64), {}), bandwidth)
+
+
+def smooth_ece_from_pooled(pooled: Pooled, *, bandwidth: float | None = None) -> SmoothECE:
+    """:func:`smooth_ece` of forecasts pooled by value (what the audit calls: the same number
+    as on the rows, to rounding, since every sum is linear in the rows)."""
+    return _smooth_ece(_Sums(pooled.x, pooled.count.astype(np.float64), pooled.hits, {}), bandwidth)
+
+
+def _smooth_ece(sums: _Sums, bandwidth: float | None) -> SmoothECE:
     sigma = search_bandwidth(sums) if bandwidth is None else bandwidth
     size = grid_size(sigma)
-    (hits,) = spread(sums.conf, [sums.outcome], size)
+    (hits,) = spread(sums.conf, [sums.hits], size)
     count, residual, hits = _smoothed(sums, sigma, (*sums.at(size), hits))
-    n = int(sums.conf.size)
+    n = int(round(float(sums.weight.sum())))
     # far below the peak the FFT's rounding (1e-16 of the peak) would show in the ratio
     reached = count > REACH * count.max()
     with np.errstate(invalid="ignore", divide="ignore"):
