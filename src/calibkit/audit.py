@@ -15,6 +15,14 @@ from .engines import Binning, summarize_with_engine
 from .forecasts import batches_source, is_stream
 from .io import entry, naming_columns
 from .measure.bins import BinStats
+from .measure.distinct import (
+    MAX_ROWS,
+    MAX_STREAM_ROWS,
+    NOT_ON_SQL,
+    TOO_MANY_ROWS,
+    DistinctMeasures,
+    distinct_measures,
+)
 from .measure.distributions import normal_quantile
 from .measure.errors import debiased_squared_ce_from_stats, ece_from_stats
 from .measure.intervals import INTERVALS
@@ -71,6 +79,7 @@ class Audit:
     calibration_slope: CalibrationSlope | None = None
     auc_error: float = 0.0
     notes: tuple[str, ...] = ()
+    distinct: DistinctMeasures | None = None
 
     @property
     def n(self) -> int:
@@ -212,6 +221,7 @@ class Audit:
             "calibration_slope": (
                 None if self.calibration_slope is None else self.calibration_slope.to_dict()
             ),
+            "distinct": None if self.distinct is None else self.distinct.to_dict(),
             "in_the_large_z": _finite_or_none(self.in_the_large_z()),
             "table": self.table.to_dict(),
             "seed": self.seed,
@@ -243,6 +253,8 @@ class Audit:
         ]
         if self.classwise_ece is not None:
             rows.append(("class-wise ECE", f"{self.classwise_ece:.4f}", "mean over classes"))
+        if self.distinct is not None:
+            rows += self.distinct.ece_rows()
         brier_note = "multiclass, 0 to 2" if self.kind == "top-label" else "binary, 0 to 1"
         d = self.brier_decomposition
         rows += [
@@ -259,6 +271,11 @@ class Audit:
                 f"Murphy: reliability - resolution + uncertainty {d.uncertainty:.4f}",
             ),
             ("NLL", f"{self.nll:.4f}", "log loss, natural log"),
+            *(
+                self.distinct.score_rows("top-label" if self.kind == "top-label" else "binary")
+                if self.distinct is not None
+                else []
+            ),
             (
                 "AUC",
                 "-" if self.auc is None else f"{self.auc:.4f}",
@@ -287,6 +304,8 @@ class Audit:
             )
             for t in self.tests
         ]
+        if self.distinct is not None:
+            rows += self.distinct.test_rows()
         return rows
 
     def _slope_rows(self) -> list[tuple[str, str, str]]:
@@ -513,6 +532,12 @@ def audit_from_summary(
         spiegelhalter_from_stats(stats),
         hosmer_lemeshow_from_stats(summary.deciles, requested=HL_GROUPS),
     )
+    distinct = None if summary.pooled is None else distinct_measures(summary.pooled)
+    distinct_note: tuple[str, ...] = ()
+    if summary.pooled is None:
+        why = NOT_ON_SQL if summary.engine in ("duckdb", "spark") else TOO_MANY_ROWS
+        limit = MAX_STREAM_ROWS if summary.engine == "stream" else MAX_ROWS
+        distinct_note = (why.format(engine=summary.engine, n=n, limit=limit),)
     stages.next()
     return Audit(
         kind=summary.kind,
@@ -543,5 +568,6 @@ def audit_from_summary(
         seed=seed,
         calibration_slope=None if summary.slope is None else summary.slope.at_level(level),
         auc_error=summary.auc_error,
-        notes=summary.notes,
+        notes=summary.notes + distinct_note,
+        distinct=distinct,
     )

@@ -12,6 +12,8 @@ import numpy as np
 
 from ..forecasts import Prepared
 from ..measure.bins import BinStats, Edges
+from ..measure.distinct import MAX_ROWS
+from ..measure.pooled import pool_ties
 from ..measure.ranking import auc_of
 from ..measure.scores import brier_of, nll_of
 from ..measure.slope import slope_of
@@ -53,6 +55,7 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
         chunk_summary(f, edges, closed={k: w.closed for k, w in wanted.items()}),
         auc=auc,
         slope=slope_of(f.conf, f.outcome),
+        pooled=pool_ties(f.conf, f.outcome) if f.conf.size <= MAX_ROWS else None,
     )
 
 

@@ -40,6 +40,8 @@ from ..measure.bins import (
     order_statistic_ranks,
     quantile_edges,
 )
+from ..measure.distinct import MAX_STREAM_ROWS, merge_pooled
+from ..measure.pooled import Pooled, pool_ties
 from ..measure.slope import (
     GRID_CELLS,
     CalibrationSlope,
@@ -102,7 +104,7 @@ def summarize_stream(
             name: coarsen(fine[name], n_bins=need.n_bins, where=where, stacklevel=5)
             for name, need in quantile.items()
         }
-        notes = (APPROXIMATE_EDGES,) if "table" in quantile else ()
+        notes += (APPROXIMATE_EDGES,) if "table" in quantile else ()
     stats = {name: s for name, (s, _) in exact.items()}
     slope = (
         _slope(reader, total.n, certain, seen, where, progress)
@@ -203,6 +205,7 @@ def _first_pass(
     grid: RankGrid | None = None
     wanted: dict[str, Need] = {}
     grid_edges = Edges(fine_edges(), "explicit", 0)
+    pooled: _Pooling | None = _Pooling()
     passes = 2 if reader.again else 1
     rows = 0
     for f in reader.read():
@@ -218,6 +221,8 @@ def _first_pass(
         certain[0] += n_certain
         certain[1] += n_failed
         histogram += grid_counts(x, y)
+        if pooled is not None:
+            pooled.add(f.conf, f.outcome)
         chunk_grid = RankGrid.of(f.conf, f.outcome)
         grid = chunk_grid if grid is None else grid + chunk_grid
         rows += f.conf.size
@@ -226,7 +231,34 @@ def _first_pass(
     if total is None or grid is None:
         raise InputError(f"{where}: {reader.empty}.")
     fine = {name: _field(total, name) for name, need in wanted.items() if need.fixed is None}
+    total = replace(total, pooled=pooled.result()) if pooled is not None else total
     return total, fine, grid, wanted, seen, (certain[0], certain[1], histogram)
+
+
+class _Pooling:
+    """Distinct forecasts of a stream with their counts and events, merged as chunks arrive,
+    given up past :data:`~calibkit.measure.distinct.MAX_STREAM_ROWS` rows."""
+
+    def __init__(self) -> None:
+        self.parts: list[Pooled] = []
+        self.rows = 0
+        self.dropped = False
+
+    def add(self, conf: np.ndarray, outcome: np.ndarray) -> None:
+        if self.dropped:
+            return
+        self.rows += conf.size
+        if self.rows > MAX_STREAM_ROWS:  # the audit says why there are none
+            self.parts, self.dropped = [], True
+            return
+        self.parts.append(pool_ties(conf, outcome))
+        if len(self.parts) > 64:
+            self.parts = [merge_pooled(self.parts)]
+
+    def result(self) -> Pooled | None:
+        if self.dropped or not self.parts:
+            return None
+        return merge_pooled(self.parts)
 
 
 #: Why a stream read once has no calibration slope.

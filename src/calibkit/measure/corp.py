@@ -28,7 +28,7 @@ multiclass model, the top-label pairs (max probability, prediction correct) of
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -338,8 +338,21 @@ def corp_of(
     rng: np.random.Generator | None = None,
     seed: int | None = 0,
 ) -> CorpResult:
-    """:func:`corp` of checked arrays (what the audit calls)."""
-    pooled = pool_ties(conf, outcome)
+    """:func:`corp` of checked arrays."""
+    return corp_from_pooled(
+        pool_ties(conf, outcome), n_boot=n_boot, level=level, rng=rng, seed=seed
+    )
+
+
+def corp_from_pooled(
+    pooled: Pooled,
+    *,
+    n_boot: int = 100,
+    level: float = 0.9,
+    rng: np.random.Generator | None = None,
+    seed: int | None = 0,
+) -> CorpResult:
+    """:func:`corp` of forecasts pooled by value (what the audit calls)."""
     fitted = isotonic_fit(pooled)
     brier, log_loss = decompose(pooled, fitted)
     consistency = confidence = None
@@ -356,6 +369,25 @@ def corp_of(
         consistency=consistency,
         confidence=confidence,
         n=pooled.n,
+        level=level,
+        n_boot=n_boot,
+        seed=seed,
+    )
+
+
+def with_bands(
+    result: CorpResult, *, n_boot: int = 100, level: float = 0.9, seed: int | None = 0
+) -> CorpResult:
+    """``result`` with its consistency and confidence bands (resampled from its pooled
+    forecasts: the same bands :func:`corp` draws from the rows, for the same seed)."""
+    pooled = Pooled(result.x, result.count, result.observed * result.count)
+    consistency, confidence = bands(
+        pooled, result.recalibrated, level, n_boot, np.random.default_rng(seed)
+    )
+    return replace(
+        result,
+        consistency=consistency,
+        confidence=confidence,
         level=level,
         n_boot=n_boot,
         seed=seed,

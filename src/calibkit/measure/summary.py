@@ -20,6 +20,7 @@ import numpy as np
 from .. import _kernels
 from .._errors import InputError
 from .bins import BinStats, Edges, quantile_levels
+from .pooled import Pooled
 from .slope import CalibrationSlope
 
 __all__ = ["RankGrid", "Summary", "coarsen", "fine_edges", "grid_index"]
@@ -104,7 +105,9 @@ class Summary:
     ``brier_sum`` and ``nll_sum`` add the full forecast's scores (``nll_sum`` is inf when a true
     class had probability 0). ``auc`` is exact when ``auc_error`` is 0, else within it.
     ``slope`` is the calibration slope fit (by Newton steps over the data, so not a sum: None
-    where the engine did not fit it). ``notes`` say where an approximation was used.
+    where the engine did not fit it). ``pooled`` holds each distinct forecast with its count and
+    events (None where the engine does not collect them: the SQL engines). ``notes`` say where an
+    approximation was used.
     """
 
     kind: str
@@ -119,6 +122,7 @@ class Summary:
     auc: float | None
     auc_error: float = 0.0
     slope: CalibrationSlope | None = None
+    pooled: Pooled | None = None
     engine: str = "memory"
     notes: tuple[str, ...] = field(default=())
 
@@ -192,6 +196,7 @@ class Summary:
             auc=None,
             auc_error=0.0,
             slope=None,
+            pooled=None,
         )
 
     def with_engine(self, engine: str, *notes: str) -> Summary:

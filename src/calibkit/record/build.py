@@ -222,6 +222,7 @@ def calibration_record(
             "auc": _metric(audit.auc),
             "accuracy": _metric(audit.accuracy, _wilson(k_acc, audit.n, level)),
             "mean_confidence": _metric(audit.mean_confidence),
+            **_beyond_bins(audit),
         },
         "noise_floor": jsonable(audit.noise_floor.to_dict()),
         "tests": [jsonable(t.to_dict()) for t in audit.tests],
@@ -363,6 +364,28 @@ def _number(x: Any) -> float | None:
         return None
     x = float(x)
     return x if math.isfinite(x) else None
+
+
+def _beyond_bins(audit: Any) -> dict[str, Any]:
+    """The calibration slope and, where the engine held the distinct forecasts, the CORP
+    decompositions, smooth ECE and KS calibration error (absent keys: not computed)."""
+    out: dict[str, Any] = {}
+    s = audit.calibration_slope
+    if s is not None and s.defined:
+        method = {"level": s.level, "method": "Wald (logistic maximum likelihood)"}
+        out["calibration_slope"] = _metric(
+            s.slope, {"low": s.slope_ci[0], "high": s.slope_ci[1], **method}
+        )
+        out["calibration_in_the_large"] = _metric(
+            s.in_the_large, {"low": s.in_the_large_ci[0], "high": s.in_the_large_ci[1], **method}
+        )
+    d = audit.distinct
+    if d is not None:
+        out["smooth_ece"] = _metric(d.smooth.value)
+        out["ks_calibration_error"] = _metric(d.cumulative.ks_error)
+        for key, part in (("brier_mcb", d.corp.brier), ("log_loss_mcb", d.corp.log_loss)):
+            out[key] = {**_metric(part.miscalibration), "decomposition": part.to_dict()}
+    return out
 
 
 def _metric(value: Any, interval: dict[str, Any] | None = None) -> dict[str, Any]:

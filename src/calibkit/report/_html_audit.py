@@ -192,6 +192,22 @@ def _figure_reliability(audit: Audit) -> Figure:
 
     from .figures import reliability_diagram
 
-    fig = Figure(figsize=(5.4, 5.2), layout="constrained")
-    reliability_diagram(audit, ax=fig.add_subplot())
+    if audit.distinct is None:
+        fig = Figure(figsize=(5.4, 5.2), layout="constrained")
+        reliability_diagram(audit, ax=fig.add_subplot())
+        return fig
+    from ..measure.corp import with_bands
+    from .corp_figure import corp_diagram
+
+    corp = audit.distinct.corp
+    if corp.n <= CORP_BAND_ROWS:  # the band resamples every row 100 times
+        corp = with_bands(corp, n_boot=100, seed=audit.seed)
+    fig = Figure(figsize=(10.8, 5.2), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    reliability_diagram(audit, ax=left)
+    corp_diagram(corp, ax=right, band="consistency" if corp.consistency else "none")
     return fig
+
+
+#: The HTML report draws the CORP curve's consistency band up to this many forecasts.
+CORP_BAND_ROWS = 200_000
