@@ -77,6 +77,7 @@ from ._calibrate import (
     plan_scores,
     write_table,
 )
+from ._entry import retagged
 from ._frames import FrameSource, frame_kind, is_frame
 from ._named import naming_columns
 from ._read import (
@@ -130,6 +131,7 @@ __all__ = [
     "read_batches",
     "read_predictions",
     "resolve_format",
+    "retagged",
     "rules",
     "short",
     "shown",
