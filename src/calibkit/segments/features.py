@@ -117,7 +117,24 @@ def read_features(source: Any, names: Iterable[str], *, fmt: str | None = None) 
         )
     path = Path(source)
     with retagged(where), open_source(path, resolve_format(path, fmt)) as src:
-        return {name: src.get(name, "any") for name in names}
+        columns = {name: src.get(name, "any") for name in names}
+    if getattr(src, "cells", False):  # CSV, TSV: an empty cell of a text column is missing
+        for name, values in columns.items():
+            if values.dtype.kind == "U":
+                _no_empty_cells(name, values, where)
+    return columns
+
+
+def _no_empty_cells(name: str, values: np.ndarray, where: str) -> None:
+    empty = np.char.strip(values) == ""
+    if empty.any():
+        count, first = int(empty.sum()), int(np.argmax(empty))
+        raise InputError(
+            f"{where}: column {name!r} has {count} missing {'value' if count == 1 else 'values'} "
+            f"(empty cells), first at row {first} (0-based, header not counted, of "
+            f"{values.size} rows); calibkit does not drop rows silently: fill them or leave "
+            "the column out."
+        )
 
 
 def _columns(features: Any, *, n: int, where: str) -> dict[str, np.ndarray]:
