@@ -82,6 +82,8 @@ from .recalibrate import (
     BetaCalibration,
     CalibrationLedger,
     Calibrator,
+    GroupCalibrationLedger,
+    GroupCalibrator,
     HistogramBinning,
     InvarianceReport,
     IsotonicCalibration,
@@ -91,6 +93,7 @@ from .recalibrate import (
     VectorScaling,
     check_invariance,
     compare_calibration,
+    compare_group_calibration,
     cross_fit,
     fit_temperature,
     load_calibrator,
@@ -142,6 +145,8 @@ __all__ = [
     "ConfidenceParse",
     "CoverageAtRisk",
     "Forecast",
+    "GroupCalibrationLedger",
+    "GroupCalibrator",
     "HistogramBinning",
     "InputError",
     "InvarianceReport",
@@ -160,6 +165,7 @@ __all__ = [
     "RiskAtCoverage",
     "RiskCoverage",
     "RiskGuarantee",
+    "SegmentSearch",
     "SelectivePrediction",
     "StatedAudit",
     "TemperatureScaling",
@@ -192,6 +198,7 @@ __all__ = [
     "classwise",
     "classwise_ece",
     "compare_calibration",
+    "compare_group_calibration",
     "compare_records",
     "cost_curve",
     "coverage_at_risk",
@@ -199,6 +206,7 @@ __all__ = [
     "debiased_squared_ce",
     "decision_report",
     "ece",
+    "find_miscalibrated_segments",
     "fit_temperature",
     "generalized_risk_coverage_plot",
     "guaranteed_threshold",
@@ -247,4 +255,8 @@ def __getattr__(name: str) -> Any:
         from . import monitoring
 
         return getattr(monitoring, name)
+    if name in ("SegmentSearch", "find_miscalibrated_segments"):
+        from . import segments
+
+        return getattr(segments, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
