@@ -14,9 +14,10 @@ keeps every count whole, so small bins and forecasts near 0 or 1 (skewed sums, w
 limit puts too little weight in the tail) are simulated as they are, and no estimated gap is
 plugged in.
 
-Measured on calibrated data (N = 4,000, 10 equal-width bins, confidences uniform in [0.5, 1]),
-segments of 150 and 400 rows are flagged at one-sided 1% in 1.10% and 1.00% of 4,000 runs
-(5%: 5.35%, 4.93%), where the normal band of the monitor flags 1.45% and 1.18% (6.1%, 6.0%).
+Measured on calibrated data (N = 4,000, 10 equal-width bins, confidences uniform in [0.5, 1];
+``benchmarks/check_segment_test.py``), segments of 150 and 400 rows are flagged at one-sided 1%
+in 1.07% and 0.95% of 4,000 runs (5%: 5.30%, 4.83%), where the normal band of the monitor flags
+1.38% and 1.18% (6.12%, 6.05%); docs/segments.md has the table.
 """
 
 from __future__ import annotations

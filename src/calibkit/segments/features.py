@@ -168,10 +168,10 @@ def _code(
     where: str,
 ) -> tuple[Feature, np.ndarray]:
     numeric = values.dtype.kind in "iuf"
-    kept, codes = np.unique(values, return_inverse=True)
-    if numeric and not categorical and kept.size > n_quantiles:
+    if numeric and not categorical and _more_values_than(values, n_quantiles):
         at = np.arange(1, n_quantiles) / n_quantiles
         return _quantile_levels(name, values, np.unique(np.quantile(values, at)))
+    kept, codes = np.unique(values, return_inverse=True)
     if kept.size > max_levels:
         raise InputError(
             f"{where}: feature {name!r} has {kept.size:,} distinct values, more than "
@@ -185,10 +185,18 @@ def _code(
     return Feature(name, "categorical", levels), codes.astype(np.int64)
 
 
+def _more_values_than(values: np.ndarray, k: int) -> bool:
+    """Whether ``values`` holds more than ``k`` distinct values (a first block of them often
+    tells, without sorting the whole column)."""
+    return bool(np.unique(values[:4096]).size > k or np.unique(values).size > k)
+
+
 def _quantile_levels(name: str, values: np.ndarray, cuts: np.ndarray) -> tuple[Feature, np.ndarray]:
     """Levels (-inf, c1], (c1, c2], ..., (ck, inf) of a numeric column; empty ones dropped."""
     codes = np.searchsorted(cuts, values, side="left")
-    used, codes = np.unique(codes, return_inverse=True)
+    counts = np.bincount(codes, minlength=cuts.size + 1)
+    used = np.flatnonzero(counts)  # the levels that hold rows, renumbered 0, 1, ...
+    codes = (np.cumsum(counts > 0) - 1)[codes]
     shown = _cut_labels(cuts)
     levels = []
     for k in used.tolist():
