@@ -140,6 +140,13 @@ class GroupCalibrationLedger:
             "there beyond noise: ECE higher by more than the 95th percentile of its noise floor, "
             "or NLL higher by more than 1.96 paired standard errors.",
         ]
+        rows = (*self.groups, self.overall)
+        if any(math.isinf(x) for g in rows for x in (g.nll_before, g.nll_pooled, g.nll_own)):
+            lines.append(
+                "NLL inf: a forecast gave some held-out row's outcome probability 0 (a stated "
+                "certainty that was wrong, or a map that outputs 0 or 1); ECE is unaffected, "
+                "and the NLL test is left out where either side is infinite."
+            )
         fell_back = [g for g in self.groups if g.fallback is not None]
         if fell_back:
             lines.append(
