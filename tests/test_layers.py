@@ -28,7 +28,7 @@ LAYERS = [
     {"audit"},
     {"held_out", "stated_run"},  # audits of what lower layers produce (a ledger, a run)
     {"record"},
-    {"monitoring"},
+    {"monitoring", "segments"},
     {"report"},
     {"cli", "__main__", "__init__"},
 ]

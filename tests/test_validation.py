@@ -89,6 +89,9 @@ CONF_OUT: dict[str, Fn] = {
     "hosmer_lemeshow": lambda c, o: ck.hosmer_lemeshow(c, o, n_bins=2),
     "BinStats.from_forecasts": lambda c, o: ck.BinStats.from_forecasts(c, o, edges=EDGES4),
     "BinStats.from_chunks": lambda c, o: ck.BinStats.from_chunks([(c, o)], edges=EDGES4),
+    "find_miscalibrated_segments": lambda c, o: ck.find_miscalibrated_segments(
+        c, o, {"site": np.resize(["a", "b"], len(c))}, n_sims=200, n_boot=10
+    ),
 }
 # functions of a confidence alone
 CONF_ONLY: dict[str, Fn] = {
@@ -193,6 +196,7 @@ def test_every_public_function_with_data_is_covered():
         "save_calibrator",
         "check_invariance",
         "compare_calibration",
+        "compare_group_calibration",
         "cross_fit",
         "make_calibrator",
         "stratified_split",

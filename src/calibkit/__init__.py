@@ -92,6 +92,8 @@ from .recalibrate import (
     BetaCalibration,
     CalibrationLedger,
     Calibrator,
+    GroupCalibrationLedger,
+    GroupCalibrator,
     HistogramBinning,
     InvarianceReport,
     IsotonicCalibration,
@@ -101,6 +103,7 @@ from .recalibrate import (
     VectorScaling,
     check_invariance,
     compare_calibration,
+    compare_group_calibration,
     cross_fit,
     fit_temperature,
     load_calibrator,
@@ -155,6 +158,8 @@ __all__ = [
     "CoverageAtRisk",
     "CumulativeCalibration",
     "Forecast",
+    "GroupCalibrationLedger",
+    "GroupCalibrator",
     "HistogramBinning",
     "InputError",
     "InvarianceReport",
@@ -174,6 +179,7 @@ __all__ = [
     "RiskCoverage",
     "RiskGuarantee",
     "ScoreDecomposition",
+    "SegmentSearch",
     "SelectivePrediction",
     "SmoothECE",
     "StatedAudit",
@@ -207,6 +213,7 @@ __all__ = [
     "classwise",
     "classwise_ece",
     "compare_calibration",
+    "compare_group_calibration",
     "compare_records",
     "corp",
     "corp_diagram",
@@ -217,6 +224,7 @@ __all__ = [
     "debiased_squared_ce",
     "decision_report",
     "ece",
+    "find_miscalibrated_segments",
     "fit_temperature",
     "generalized_risk_coverage_plot",
     "guaranteed_threshold",
@@ -269,4 +277,8 @@ def __getattr__(name: str) -> Any:
         from . import monitoring
 
         return getattr(monitoring, name)
+    if name in ("SegmentSearch", "find_miscalibrated_segments"):
+        from . import segments
+
+        return getattr(segments, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

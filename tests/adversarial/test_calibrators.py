@@ -54,6 +54,10 @@ def fitted() -> dict[str, dict]:
     out = {}
     for kind in sorted(_REGISTRY):
         x = ck.softmax(z) if kind in PROBS else z
+        if kind == "group":  # groups a and b get their own maps, c (20 rows) the pooled one
+            groups = np.repeat(["a", "b", "c"], [150, 130, 20])
+            out[kind] = ck.GroupCalibrator(min_group_size=100).fit(x, y, groups=groups).to_dict()
+            continue
         out[kind] = ck.make_calibrator(kind).fit(x, y).to_dict()
     return out
 
@@ -139,6 +143,18 @@ MALFORMED = [
     ("matrix", ("state", "weights", 1), [1.0], "got weights with 3 rows of lengths [1, 3]"),
     ("matrix", ("state", "weights", 0, 0), None, "state.weights[0][0] must be a number, got null"),
     ("matrix", ("state", "n_iter"), 1.5, "state.n_iter must be an integer, got 1.5"),
+    # group: its own fields, then the calibrators it holds, each checked as a calibrator file
+    ("group", ("params", "min_group_size"), 0, "params.min_group_size must be at least 1, got 0"),
+    ("group", ("params", "base"), {"kind": "magic", "params": {}}, "params.base.kind must be one of beta, histogram"),
+    ("group", ("params", "base"), {"kind": "temperature", "params": {"speed": 1}}, "params.base.params is missing from_logits, method, clip, check_logits"),
+    ("group", ("state", "group_type"), "float", "state.group_type must be one of 'text', 'integer', 'boolean'"),
+    ("group", ("state", "groups", 1), "a", "state.groups must be distinct and in sorted order"),
+    ("group", ("state", "sizes"), [150, 130], "state lists must have one entry per group; got groups 3, sizes 2"),
+    ("group", ("state", "fallback", 2), None, "a group has either its own map or the reason it has none"),
+    ("group", ("state", "maps", 0), [], "state.maps[0] must be an object, got []"),
+    ("group", ("state", "maps", 0, "state", "temperature"), -1.0, "state.maps[0]: malformed 'temperature' calibrator: state.temperature must be positive, got -1.0"),
+    ("group", ("state", "pooled", "kind"), "platt", "state.pooled: malformed 'platt' calibrator"),
+    ("group", ("state", "fallback", 0), "small", "a group has either its own map or the reason it has none"),
 ]  # fmt: skip
 
 

@@ -35,6 +35,7 @@ from .forecasts import (
     probability_values,
     scores,
 )
+from .groups import group_values
 from .options import (
     MAX_BINS,
     choice,
@@ -82,6 +83,7 @@ __all__ = [
     "finite",
     "float_array",
     "fmt_index",
+    "group_values",
     "label_values",
     "labels",
     "level",

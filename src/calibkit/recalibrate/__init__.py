@@ -1,8 +1,10 @@
 """Recalibration maps: fitted on a calibration split, applied to new scores; the invariance check,
-the BEFORE/AFTER ledger, and the split helpers."""
+the BEFORE/AFTER ledger, per-group maps and their ledger, and the split helpers."""
 
 from .base import Calibrator, load_calibrator, save_calibrator
 from .beta import BetaCalibration
+from .group import GroupCalibrator
+from .group_ledger import GroupCalibrationLedger, GroupComparison, compare_group_calibration
 from .histogram import HistogramBinning
 from .invariance import InvarianceReport, check_invariance
 from .isotonic import IsotonicCalibration
@@ -17,6 +19,9 @@ __all__ = [
     "BetaCalibration",
     "CalibrationLedger",
     "Calibrator",
+    "GroupCalibrationLedger",
+    "GroupCalibrator",
+    "GroupComparison",
     "HistogramBinning",
     "InvarianceReport",
     "IsotonicCalibration",
@@ -27,6 +32,7 @@ __all__ = [
     "available_methods",
     "check_invariance",
     "compare_calibration",
+    "compare_group_calibration",
     "cross_fit",
     "fit_temperature",
     "load_calibrator",

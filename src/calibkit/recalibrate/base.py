@@ -35,6 +35,7 @@ __all__ = [
     "flag",
     "integer",
     "load_calibrator",
+    "mapping",
     "number",
     "obj",
     "save_calibrator",
@@ -57,9 +58,11 @@ class Field:
     ``kind`` is one of ``"bool"`` (true or false, never a string or a number), ``"int"`` (an
     integer, not a boolean, within ``minimum`` .. ``maximum``, by default the int64 range),
     ``"number"`` (a finite number within ``minimum`` .. ``maximum``), ``"text"`` (one of
-    ``choices`` when given), ``"list"`` (each entry an ``items``) and ``"object"`` (exactly the
-    ``fields``, each required). ``nullable`` also allows null. Made by :func:`flag`,
-    :func:`integer`, :func:`number`, :func:`text`, :func:`array` and :func:`obj`.
+    ``choices`` when given), ``"list"`` (each entry an ``items``), ``"object"`` (exactly the
+    ``fields``, each required) and ``"mapping"`` (any object, whose fields the kind that reads
+    it checks: a calibrator held inside another). ``nullable`` also allows null. Made by
+    :func:`flag`, :func:`integer`, :func:`number`, :func:`text`, :func:`array`, :func:`obj` and
+    :func:`mapping`.
 
     Examples
     --------
@@ -109,6 +112,8 @@ class Field:
             if not finite:
                 return f"{path} must be a finite number, got {_shown(x)}"
             return self._in_range(x, path)
+        if self.kind == "mapping":
+            return None if isinstance(x, Mapping) else f"{path} must be an object, got {_shown(x)}"
         if self.kind == "list":
             if not isinstance(x, list):
                 return f"{path} must be a list, got {_shown(x)}"
@@ -172,6 +177,11 @@ def array(items: Field) -> Field:
 def obj(**fields: Field) -> Field:
     """An object with exactly these fields, each required."""
     return Field("object", fields=fields)
+
+
+def mapping(*, nullable: bool = False) -> Field:
+    """An object whose fields the reader checks itself (a calibrator inside another one)."""
+    return Field("mapping", nullable=nullable)
 
 
 #: The fields of every calibrator file; ``objective`` is there in a calibration record's copy.
@@ -285,9 +295,19 @@ class Calibrator(abc.ABC):
         return {
             "kind": self.kind,
             "format_version": FORMAT_VERSION,
-            "params": jsonable(self.get_params()),
+            "params": self._json_params(),
             "state": jsonable(self._state()),
         }
+
+    def _json_params(self) -> dict[str, Any]:
+        """The settings as JSON values (a calibrator holding another writes that one's kind
+        and settings; :meth:`_from_params` reads them back)."""
+        return jsonable(self.get_params())
+
+    @classmethod
+    def _from_params(cls, params: dict[str, Any]) -> Calibrator:
+        """A new calibrator with the settings of a file (checked against ``_params_spec``)."""
+        return cls(**params)
 
     @classmethod
     def from_dict(cls, data: Any) -> Calibrator:
@@ -344,7 +364,7 @@ class Calibrator(abc.ABC):
         if problem is not None:
             raise InputError(f"{malformed}: {problem}.")
         try:
-            calibrator = klass(**data["params"])
+            calibrator = klass._from_params(dict(data["params"]))
             if "clip" in data["params"]:  # None, or strictly between 0 and 0.5
                 clip_setting(data["params"]["clip"], where="params")
             calibrator._set_state(dict(data["state"]))
