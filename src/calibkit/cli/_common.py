@@ -3,6 +3,7 @@ one-line errors, output checks and atomic writes."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from enum import StrEnum
 from pathlib import Path
@@ -12,6 +13,7 @@ import typer
 
 from .._errors import InputError
 from .._files import check_outputs
+from .._json import jsonable
 from .._version import __version__
 
 EXIT_BAD_INPUT = 2
@@ -327,3 +329,15 @@ def _read_labelled(
         prediction=prediction,
         pos_label=positive,
     )
+
+
+def _json_or_verdict(result: Any, *, json_out: bool, quiet: bool) -> bool:
+    """Print ``result`` as JSON (``--json``) or its one-line verdict (``--quiet``); False when
+    neither was asked for (the command then renders its table)."""
+    if json_out:
+        typer.echo(json.dumps(jsonable(result.to_dict()), indent=2, allow_nan=False))
+        return True
+    if quiet:
+        typer.echo(result.verdict())
+        return True
+    return False

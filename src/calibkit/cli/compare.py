@@ -3,7 +3,6 @@ move."""
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 from typing import Annotated
@@ -11,13 +10,13 @@ from typing import Annotated
 import typer
 
 from .._errors import InputError
-from .._json import jsonable
 from ._common import (
     QuietOption,
     RequireSignatureOption,
     _check_quiet,
     _echo_warnings,
     _fail,
+    _json_or_verdict,
     app,
 )
 
@@ -72,11 +71,7 @@ def compare(
         except InputError as exc:
             _fail(str(exc))
     _echo_warnings(caught)
-    if json_out:
-        typer.echo(json.dumps(jsonable(result.to_dict()), indent=2, allow_nan=False))
-        return
-    if quiet:
-        typer.echo(result.verdict())
+    if _json_or_verdict(result, json_out=json_out, quiet=quiet):
         return
     from rich.console import Console
 

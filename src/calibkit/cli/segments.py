@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +9,6 @@ from typing import Annotated
 import typer
 
 from .._errors import InputError
-from .._json import jsonable
 from ._common import (
     _BINNING,
     _NOISE,
@@ -27,6 +25,7 @@ from ._common import (
     _check_quiet,
     _echo_warnings,
     _fail,
+    _json_or_verdict,
     _read_labelled,
     app,
 )
@@ -159,11 +158,7 @@ def segments(
         except InputError as exc:
             _fail(str(exc))
     _echo_warnings(caught)
-    if json_out:
-        typer.echo(json.dumps(jsonable(result.to_dict()), indent=2, allow_nan=False))
-        return
-    if quiet:
-        typer.echo(result.verdict())
+    if _json_or_verdict(result, json_out=json_out, quiet=quiet):
         return
     from rich.console import Console
 
