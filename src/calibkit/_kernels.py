@@ -65,6 +65,15 @@ def _numba() -> ModuleType:
     return module
 
 
+@cache
+def numba_ranking() -> ModuleType:
+    """The ranking kernels (``_numba_ranking``), once :func:`use_numba` said yes."""
+    _numba()
+    from . import _numba_ranking
+
+    return _numba_ranking
+
+
 def use_numba(n_elements: int) -> bool:
     """Whether the numba kernel should handle an input of this many elements.
 

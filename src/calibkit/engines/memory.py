@@ -12,7 +12,8 @@ import numpy as np
 
 from ..forecasts import Prepared
 from ..measure.bins import BinStats, Edges
-from ..measure.ranking import auc_of
+from ..measure.ranking import Ranking
+from ..measure.ranking import order_statistics as ordered
 from ..measure.scores import brier_of, nll_of
 from ..measure.slope import slope_of
 from ..measure.summary import Summary
@@ -42,13 +43,17 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
     (3, [1, 2], 1.0)
     """
     cols = columns_of(f)
+    ranking = Ranking(f.conf, f.outcome)  # ordered once: the AUC and the deciles' edges
 
     def order_statistics(request: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {c: np.partition(cols[c][0], ranks)[ranks] for c, ranks in request.items()}
+        return {
+            c: ranking.order_statistics(ranks) if c == "c" else ordered(cols[c][0], ranks)
+            for c, ranks in request.items()
+        }
 
     wanted = needs(binning, kind=f.kind, n_classes=f.n_classes, where=where)
     edges = plan_edges(wanted, n=f.conf.size, order_statistics=order_statistics, where=where)
-    auc = None if f.outcome.all() or not f.outcome.any() else auc_of(f.conf, f.outcome)
+    auc = None if f.outcome.all() or not f.outcome.any() else ranking.auc()
     return replace(
         chunk_summary(f, edges, closed={k: w.closed for k, w in wanted.items()}),
         auc=auc,
