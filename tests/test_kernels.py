@@ -35,7 +35,7 @@ def _force(monkeypatch, mode: str) -> None:
 
 # --------------------------------------------------------------------------- data and oracle
 
-EDGE_KINDS = ("uniform", "explicit", "quantile")
+EDGE_KINDS = ("uniform", "explicit", "quantile", "many")
 
 
 def _edges(kind: str, conf: np.ndarray) -> np.ndarray:
@@ -43,6 +43,9 @@ def _edges(kind: str, conf: np.ndarray) -> np.ndarray:
         return np.linspace(0.0, 1.0, 11)
     if kind == "explicit":
         return np.array([0.0, 0.05, 0.3, 0.31, 0.5, 0.7, 0.9999, 1.0])
+    if kind == "many":  # more bins than the kernel counts edge by edge: its bisection
+        extra = np.random.default_rng(4).random(25)
+        return np.unique(np.concatenate([np.linspace(0.0, 1.0, 21), extra]))
     return ck.bin_edges(conf, n_bins=7, strategy="quantile")
 
 

@@ -72,6 +72,11 @@ def _map(
     return list(_pool().map(lambda b: kernel(*args, b[0], b[1]), blocks))
 
 
+#: Bins up to this many are found by counting the edges below a value (vectorised compares); more
+#: by bisection.
+_LINEAR_EDGES = 32
+
+
 @numba.njit(cache=True, nogil=True)
 def _accumulate(conf, outcome, edges, right, uniform, lo, hi):  # pragma: no cover
     """Rows lo..hi summed into acc[2k + outcome] = (count, sum p, sum p^2, sum p(1-p)(1-2p)^2);
@@ -84,6 +89,9 @@ def _accumulate(conf, outcome, edges, right, uniform, lo, hi):  # pragma: no cov
     m = edges.shape[0] - 1
     acc = np.zeros((2 * m, 4))  # private to the thread: no false sharing
     margin = 1e-12 * m  # far above the rounding of x * m and of linspace's edges
+    top = 1
+    while top * 2 < m:
+        top *= 2
     bad = 0
     for i in range(lo, hi):
         x = np.float64(conf[i])
@@ -109,15 +117,22 @@ def _accumulate(conf, outcome, edges, right, uniform, lo, hi):  # pragma: no cov
                     k -= 1
                 elif k < m - 1 and x >= edges[k + 1]:
                     k += 1
-        else:  # binary search among the inner edges
-            a, b = 1, m
-            while a < b:
-                mid = (a + b) >> 1
-                if edges[mid] < x or (not right and edges[mid] == x):
-                    a = mid + 1
-                else:
-                    b = mid
-            k = a - 1
+        elif m <= _LINEAR_EDGES:  # count the inner edges below x (at or below: closed left)
+            k = 0
+            if right:
+                for j in range(1, m):
+                    k += edges[j] < x
+            else:
+                for j in range(1, m):
+                    k += edges[j] <= x
+        else:  # bisection of fixed length among the inner edges, branch-free
+            k = 0
+            step = top
+            while step > 0:
+                t = min(k + step, m)  # edges[m] is 1: never below x, and at or below it only
+                e = edges[t]  # when x is 1, which closed="left" puts in the last bin anyway
+                k = t if (e < x if right else e <= x) and t < m else k
+                step >>= 1
         r = 2 * k + o
         t = 1.0 - 2.0 * x  # exact near 1/2, where the weight is tiny
         acc[r, 0] += 1.0
