@@ -74,6 +74,15 @@ def numba_ranking() -> ModuleType:
     return _numba_ranking
 
 
+@cache
+def numba_slope() -> ModuleType:
+    """The calibration slope's kernels (``_numba_slope``), once :func:`use_numba` said yes."""
+    _numba()
+    from . import _numba_slope
+
+    return _numba_slope
+
+
 def use_numba(n_elements: int) -> bool:
     """Whether the numba kernel should handle an input of this many elements.
 
