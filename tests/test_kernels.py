@@ -390,3 +390,38 @@ def test_numba_setting_without_numba_is_an_input_error(monkeypatch):
         ck.ece([0.5], [1])
     monkeypatch.setenv("CALIBKIT_KERNEL", "auto")
     assert ck.ece(np.full(BIG, 0.5), np.ones(BIG)) == pytest.approx(0.5)
+
+
+# --------------------------------------------------------------------------- Brier and log loss
+
+
+@pytest.mark.parametrize("y_dtype", [np.int64, np.int8, bool])
+def test_binary_score_sums_agree_on_both_paths(monkeypatch, y_dtype):
+    pytest.importorskip("numba")
+    from calibkit.measure.scores import score_sums
+
+    p = _confidences(BIG, np.float64, seed=6)
+    y = (np.random.default_rng(7).random(BIG) < p).astype(y_dtype)
+    sums = {}
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+        sums[mode] = score_sums(p, p, y, from_logits=False, where="test")
+    yy = y.astype(np.float64)
+    by_hand = (np.sum((p - yy) ** 2), -np.sum(np.log(np.where(yy == 1, p, 1 - p))))
+    for mode in ("numpy", "numba"):
+        assert sums[mode] == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_an_impossible_outcome_warns_alike_on_both_paths(monkeypatch):
+    pytest.importorskip("numba")
+    from calibkit.measure.scores import score_sums
+
+    p = np.full(BIG, 0.5)
+    y = np.zeros(BIG, dtype=np.int64)
+    p[[70_001, 200_000]] = [1.0, 0.0]
+    y[200_000] = 1  # a forecast of 0 that happened, and one of 1 that did not
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+        with pytest.warns(ck.CalibkitWarning, match=r"2 rows give .*\(first at index 70001\)"):
+            brier, loss = score_sums(p, p, y, from_logits=False, where="test")
+        assert loss == np.inf and brier == pytest.approx(0.25 * (BIG - 2) + 2.0, rel=1e-12)

@@ -218,6 +218,13 @@ def top_label(
 # ----------------------------------------------------------------------------- temperature
 
 
+def binary_scores(p: np.ndarray, y: np.ndarray) -> tuple[float, float, int, int]:
+    """Brier and log-loss sums of binary probabilities, the rows whose true class has
+    probability 0 and the first of them (numba kernel: one pass)."""
+    brier, loss, zeros, first = _numba().binary_scores(p, y)
+    return float(brier), float(loss), int(zeros), int(first)
+
+
 def temperature_sums(scores: np.ndarray, labels: np.ndarray, beta: float) -> np.ndarray:
     """Sums of the NLL and its first two derivatives in beta = 1/T (numba kernel)."""
     return np.asarray(_numba().temperature_sums(scores, labels, beta))

@@ -263,6 +263,41 @@ def top_label(p, y, atol):
     return conf, correct, sum(bad)
 
 
+@numba.njit(cache=True, nogil=True)
+def _binary_scores(p, y, lo, hi):  # pragma: no cover - compiled
+    """Rows lo..hi of binary probabilities: the Brier and log-loss sums, and the rows whose true
+    class has probability exactly 0 (their count and the first)."""
+    brier = 0.0
+    loss = 0.0
+    zeros = 0
+    first = -1
+    for i in range(lo, hi):
+        x = np.float64(p[i])
+        hit = y[i] == 1
+        d = x - 1.0 if hit else x
+        brier += d * d
+        true = x if hit else 1.0 - x
+        if true == 0.0:
+            zeros += 1
+            if first < 0:
+                first = i
+        else:
+            loss -= np.log(true)
+    return brier, loss, zeros, first
+
+
+def binary_scores(p, y):
+    """(Brier sum, log-loss sum, zero rows, first zero row) of binary probabilities."""
+    p = np.ascontiguousarray(p)
+    y = np.ascontiguousarray(y)
+    if y.dtype == np.bool_:
+        y = y.view(np.uint8)
+    parts = _map(_binary_scores, p.shape[0], p, y)
+    zeros = sum(part[2] for part in parts)
+    first = min((part[3] for part in parts if part[3] >= 0), default=-1)
+    return sum(part[0] for part in parts), sum(part[1] for part in parts), zeros, first
+
+
 # exp(x) for x <= 0 as 2**k * exp(r), |r| <= ln(2)/2, with a degree-13 Taylor polynomial
 # (truncation below 1e-17) and 2**k built from its bits: plain arithmetic that LLVM vectorises,
 # where a call to libm's exp per element would not be (3x slower on (50000, 1000) logits).

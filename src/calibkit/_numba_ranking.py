@@ -296,23 +296,29 @@ def _steps(kneg, kpos, threshold, acted, wrong):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _select(kneg, kpos, ranks, out):  # pragma: no cover - compiled
-    """The values of the sorted 0-based ``ranks`` of the merged classes (into the int64 view
-    ``out`` of a float64 array)."""
-    i = 0
-    j = 0
-    at = 0
-    for r in range(ranks.shape[0]):
-        while True:
-            take_pos = j >= kneg.shape[0] or (i < kpos.shape[0] and kpos[i] <= kneg[j])
-            k = kpos[i] if take_pos else kneg[j]
-            if at == ranks[r]:
-                out[r] = _bits(k)
-                break
-            if take_pos:
-                i += 1
+    """The values of the 0-based ``ranks`` of the merged classes (into the int64 view ``out``
+    of a float64 array): for each, a bisection for how many of the rank + 1 smallest are
+    positives."""
+    n_pos = kpos.shape[0]
+    n_neg = kneg.shape[0]
+    for t in range(ranks.shape[0]):
+        r = ranks[t]
+        lo = max(0, r + 1 - n_neg)
+        hi = min(r + 1, n_pos)
+        while lo < hi:  # the first i with kpos[i] >= kneg[r - i]
+            mid = (lo + hi) >> 1
+            if kpos[mid] < kneg[r - mid]:
+                lo = mid + 1
             else:
-                j += 1
-            at += 1
+                hi = mid
+        j = r + 1 - lo
+        if lo == 0:
+            k = kneg[j - 1]
+        elif j == 0:
+            k = kpos[lo - 1]
+        else:
+            k = max(kpos[lo - 1], kneg[j - 1])
+        out[t] = _bits(k)
 
 
 @numba.njit(cache=True, nogil=True)

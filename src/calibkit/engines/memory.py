@@ -14,7 +14,7 @@ from ..forecasts import Prepared
 from ..measure.bins import BinStats, Edges
 from ..measure.ranking import Ranking
 from ..measure.ranking import order_statistics as ordered
-from ..measure.scores import brier_of, nll_of
+from ..measure.scores import score_sums
 from ..measure.slope import slope_of
 from ..measure.summary import Summary
 from ._plan import Binning, classwise_names, needs, plan_edges
@@ -74,7 +74,9 @@ def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str
         if f.kind == "top-label"
         else ()
     )
-    n = f.conf.size
+    brier_sum, nll_sum = score_sums(
+        f.p, f.scores, f.y, from_logits=f.from_logits, where="audit", stacklevel=5
+    )
     return Summary(
         kind=f.kind,
         n_classes=f.n_classes,
@@ -83,14 +85,7 @@ def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str
         deciles=stats("deciles", "c"),
         classwise=classwise,
         n_correct=int(np.count_nonzero(f.correct)),
-        brier_sum=brier_of(f.p, f.y) * n,
-        nll_sum=nll_of(
-            f.scores if f.from_logits else f.p,
-            f.y,
-            from_logits=f.from_logits,
-            where="audit",
-            stacklevel=5,
-        )
-        * n,  # fmt: skip
+        brier_sum=brier_sum,
+        nll_sum=nll_sum,
         auc=None,
     )
