@@ -225,6 +225,9 @@ def binary_scores(p: np.ndarray, y: np.ndarray) -> tuple[float, float, int, int]
     return float(brier), float(loss), int(zeros), int(first)
 
 
-def temperature_sums(scores: np.ndarray, labels: np.ndarray, beta: float) -> np.ndarray:
-    """Sums of the NLL and its first two derivatives in beta = 1/T (numba kernel)."""
-    return np.asarray(_numba().temperature_sums(scores, labels, beta))
+def temperature_sums(
+    scores: np.ndarray, labels: np.ndarray, beta: float, temperature: float
+) -> np.ndarray:
+    """Sums of the NLL and its first three derivatives in beta = 1/T, the first three at
+    beta = 0, and for (N, C) logits the argmax check at ``temperature`` (numba kernel)."""
+    return np.asarray(_numba().temperature_sums(scores, labels, beta, temperature))

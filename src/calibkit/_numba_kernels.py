@@ -307,20 +307,50 @@ _LN2_LO = 1.90821492927058770002e-10
 _TAYLOR = tuple(1.0 / math.factorial(k) for k in range(14))
 
 
+@numba.njit(cache=True, nogil=True)
+def _tied_by(before, top, temperature):  # pragma: no cover - compiled
+    """Whether dividing by the temperature rounds ``before`` (< ``top``) up to ``top``'s
+    quotient (exact IEEE division: no fast-math flags here)."""
+    return before / temperature == top / temperature
+
+
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _temperature_multiclass(z, y, beta, lo, hi):  # pragma: no cover - compiled
-    """Rows lo..hi: logsumexp and the mean and variance of z under softmax(beta z), summed."""
+def _temperature_multiclass(z, y, beta, temperature, lo, hi):  # pragma: no cover - compiled
+    """Rows lo..hi summed: logsumexp and the mean, variance and third central moment of z under
+    softmax(beta z); the same three at beta = 0 (the log of the number of finite logits, their
+    mean and variance); and, for the logits divided by ``temperature``, how many rows' argmax moved
+    (the first such row) and how many rows' argmax is the label.
+
+    An argmax j of a row can move only to an earlier class whose logit rounds to the same
+    quotient (division is monotone, and ties go to the first class): so each row compares its
+    largest logit with the largest before it, once.
+    """
     c = z.shape[1]
     t = _TAYLOR
     poly = np.empty(c)
     bits = np.empty(c, dtype=np.int64)
     power = bits.view(np.float64)
     shifted = np.empty(c)
-    value = gradient = curvature = 0.0
+    value = gradient = curvature = third = value0 = gradient0 = curvature0 = 0.0
+    moved = correct = 0
+    first_moved = -1
     for i in range(lo, hi):
         top = np.float64(z[i, 0])
         for j in range(1, c):
             top = max(top, np.float64(z[i, j]))
+        arg = 0
+        while np.float64(z[i, arg]) != top:
+            arg += 1
+        if arg > 0:
+            before = np.float64(z[i, 0])
+            for j in range(1, arg):
+                before = max(before, np.float64(z[i, j]))
+            if _tied_by(before, top, temperature):
+                moved += 1
+                if first_moved < 0:
+                    first_moved = i
+        if arg == y[i]:
+            correct += 1
         for j in range(c):
             # -inf (the log of a probability 0) is held at -1e150 so that weight * shift is
             # 0, not NaN, and has weight 0 at every beta (also as beta -> 0); weights below
@@ -336,23 +366,41 @@ def _temperature_multiclass(z, y, beta, lo, hi):  # pragma: no cover - compiled
             poly[j] = p if x > -708.0 and d > -1e150 else 0.0  # exactly 0 below the clamps
             bits[j] = (np.int64(k) + 1023) << 52
             shifted[j] = d
-        s0 = s1 = s2 = 0.0
+        s0 = s1 = s2 = s3 = 0.0
+        n0 = o1 = o2 = 0.0
         for j in range(c):
+            d = shifted[j]
             w = poly[j] * power[j]
             s0 += w
-            s1 += w * shifted[j]
-            s2 += w * shifted[j] * shifted[j]
+            s1 += w * d
+            s2 += w * d * d
+            s3 += w * d * d * d
+            finite = 1.0 if d > -1e150 else 0.0
+            n0 += finite
+            o1 += finite * d
+            o2 += finite * d * d
         mean = s1 / s0
+        m2 = s2 / s0
         true = np.float64(z[i, y[i]]) - top
         value += np.log(s0) - beta * true
         gradient += mean - true
-        curvature += max(s2 / s0 - mean * mean, 0.0)
-    return np.array([value, gradient, curvature])
+        curvature += max(m2 - mean * mean, 0.0)
+        third += s3 / s0 - 3.0 * mean * m2 + 2.0 * mean * mean * mean
+        mean0 = o1 / n0
+        value0 += np.log(n0)
+        gradient0 += mean0 - true
+        curvature0 += max(o2 / n0 - mean0 * mean0, 0.0)
+    return np.array(
+        [value, gradient, curvature, third, value0, gradient0, curvature0]
+        + [moved, first_moved, correct]
+    )
 
 
 @numba.njit(cache=True, nogil=True)
 def _temperature_binary(s, y, beta, lo, hi):  # pragma: no cover - compiled
-    value = gradient = curvature = 0.0
+    """Rows lo..hi summed: softplus(-m beta), its first three derivatives in beta (m the signed
+    score), and the three at beta = 0."""
+    value = gradient = curvature = third = gradient0 = curvature0 = 0.0
     for i in range(lo, hi):
         x = np.float64(s[i])
         sign = 1.0 if y[i] == 1 else -1.0
@@ -366,19 +414,33 @@ def _temperature_binary(s, y, beta, lo, hi):  # pragma: no cover - compiled
             e = np.exp(margin)
             value += -margin + np.log1p(e)
             wrong = 1.0 / (1.0 + e)
+        spread = wrong * (1.0 - wrong)
         gradient += -sign * x * wrong
-        curvature += x * x * wrong * (1.0 - wrong)
-    return np.array([value, gradient, curvature])
+        curvature += x * x * spread
+        third += -sign * x * x * x * spread * (1.0 - 2.0 * wrong)
+        gradient0 += -0.5 * sign * x
+        curvature0 += 0.25 * x * x
+    value0 = (hi - lo) * np.log(2.0)
+    return np.array([value, gradient, curvature, third, value0, gradient0, curvature0])
 
 
-def temperature_sums(scores, labels, beta):
-    """Sums over rows of the NLL and its first two derivatives in beta."""
+def temperature_sums(scores, labels, beta, temperature=1.0):
+    """Sums over rows of the NLL and its first three derivatives in beta, the first three at
+    beta = 0, and (multiclass) the argmax check of the logits divided by ``temperature``:
+    rows whose argmax moved, the first of them (-1: none), rows whose argmax is the label."""
     scores = np.ascontiguousarray(scores)
     labels = np.ascontiguousarray(labels)
     n = scores.shape[0]
     if scores.ndim == 1:
-        parts = _map(_temperature_binary, n, scores, labels, float(beta))
-    else:
-        rows = max(64, _BLOCK // scores.shape[1])
-        parts = _map(_temperature_multiclass, n, scores, labels, float(beta), min_rows=rows)
-    return np.sum(parts, axis=0)
+        return np.sum(_map(_temperature_binary, n, scores, labels, float(beta)), axis=0)
+    rows = max(64, _BLOCK // scores.shape[1])
+    parts = _map(
+        _temperature_multiclass,
+        n,
+        *(scores, labels, float(beta), float(temperature)),
+        min_rows=rows,
+    )
+    total = np.sum(parts, axis=0)
+    firsts = [part[8] for part in parts if part[8] >= 0]
+    total[8] = min(firsts) if firsts else -1.0
+    return total
