@@ -64,9 +64,8 @@ def evaluate(scores: np.ndarray, labels: np.ndarray, beta: float) -> Objective:
             else:
                 total = _multiclass_sums(scores, labels, beta)
     n = scores.shape[0]
-    mean = [float(x / n) for x in total[:7]]
-    origin = Objective(0.0, *mean[4:7])
-    return Objective(float(beta), *mean[:4], origin=origin, argmax=argmax)
+    f, g, h, t, f0, g0, h0 = (float(x / n) for x in total[:7])
+    return Objective(float(beta), f, g, h, t, origin=Objective(0.0, f0, g0, h0), argmax=argmax)
 
 
 def _multiclass_sums(z: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
