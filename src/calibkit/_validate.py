@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ._arrow import to_numpy as to_arrow_numpy
 from ._errors import CalibkitWarning, InputError
 
 #: Rows of a probability matrix must sum to 1 within this absolute tolerance. It admits float32
@@ -151,7 +152,7 @@ def _column_to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
                 f"{where}: {name} has {x.null_count} missing values (nulls); "
                 "calibkit does not drop rows silently: remove or fill them first."
             )
-        return np.asarray(x.to_numpy(zero_copy_only=False))
+        return to_arrow_numpy(x)
     if module == "pandas":
         missing = np.asarray(x.isna().to_numpy())
         if missing.any():
@@ -423,10 +424,10 @@ def label_values(y: Any, *, where: str, name: str = "labels") -> np.ndarray:
         if missing is None and y.null_count:
             import pyarrow.compute as pc
 
-            missing = np.asarray(pc.is_null(y).to_numpy(zero_copy_only=False))
+            missing = to_arrow_numpy(pc.is_null(y))
         if missing is not None and missing.any():
             _missing_labels(missing, name=name, where=where)
-        arr = np.asarray(y.to_numpy(zero_copy_only=False) if module == "pyarrow" else y.to_numpy())
+        arr = to_arrow_numpy(y) if module == "pyarrow" else np.asarray(y.to_numpy())
     else:
         arr = np.asarray(y)
     if arr.ndim != 1:
