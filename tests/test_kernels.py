@@ -383,6 +383,28 @@ def test_forcing_a_path_really_uses_it(monkeypatch):
         ck.ece(np.resize(conf, BIG), np.resize(y, BIG))
 
 
+def test_an_audit_loads_the_kernels_by_its_whole_work(monkeypatch):
+    """An audit reads its N forecasts about 15 times, so it loads numba from N * 15 elements,
+    where a single pass would wait for NUMBA_LOAD_ELEMENTS of its own (in a fresh process)."""
+    pytest.importorskip("numba")
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from calibkit import _kernels as k; k.expect(k.NUMBA_LOAD_ELEMENTS - 1); "
+        "a = 'calibkit._numba_kernels' in sys.modules; k.expect(k.NUMBA_LOAD_ELEMENTS); "
+        "print(a, 'calibkit._numba_kernels' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+    from calibkit.engines import memory
+
+    asked = []
+    monkeypatch.setattr(_kernels, "expect", asked.append)
+    ck.audit(np.full(1000, 0.5), np.arange(1000) % 2, n_boot=10, n_sims=10)
+    assert asked == [1000 * memory.AUDIT_PASSES]
+
+
 def test_numba_setting_without_numba_is_an_input_error(monkeypatch):
     monkeypatch.setattr(_kernels, "_numba_module", lambda: None)
     monkeypatch.setenv("CALIBKIT_KERNEL", "numba")

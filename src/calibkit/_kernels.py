@@ -106,6 +106,16 @@ def use_numba(n_elements: int) -> bool:
     return (loaded or n_elements >= NUMBA_LOAD_ELEMENTS) and _numba_module() is not None
 
 
+def expect(work_elements: int) -> None:
+    """Load the numba kernels now when a computation that reads about ``work_elements``
+    elements in all is coming (an audit reads its N forecasts some 15 times): its passes then
+    all use them, where :func:`use_numba` would judge each pass alone against
+    :data:`NUMBA_LOAD_ELEMENTS`. Nothing happens under ``CALIBKIT_KERNEL=numpy``, without
+    numba, or below that size."""
+    if _mode() == "auto" and work_elements >= NUMBA_LOAD_ELEMENTS and _numba_installed():
+        _numba_module()
+
+
 def is_uniform(edges: np.ndarray) -> bool:
     """True when ``edges`` is exactly ``np.linspace(0, 1, M + 1)``."""
     return bool(np.array_equal(edges, np.linspace(0.0, 1.0, edges.size)))

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .. import _kernels
 from ..forecasts import Prepared
 from ..measure.bins import BinStats, Edges
 from ..measure.ranking import Ranking
@@ -18,6 +19,11 @@ from ..measure.scores import score_sums
 from ..measure.slope import slope_of
 from ..measure.summary import Summary
 from ._plan import Binning, classwise_names, needs, plan_edges
+
+#: About how many times an audit reads its N forecasts (bins, deciles, scores, the ordering
+#: behind the AUC and the deciles' edges, the slope's histogram and rounds): the work by which
+#: it decides to load the numba kernels (from about 2e6 forecasts).
+AUDIT_PASSES = 15
 
 
 def columns_of(f: Prepared) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -42,6 +48,7 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
     >>> s.n, s.stats.count.tolist(), s.auc
     (3, [1, 2], 1.0)
     """
+    _kernels.expect(f.conf.size * AUDIT_PASSES)
     cols = columns_of(f)
     ranking = Ranking(f.conf, f.outcome)  # ordered once: the AUC and the deciles' edges
 
