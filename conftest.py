@@ -3,4 +3,4 @@
 import importlib.util
 
 # The numba kernels are an optional extra; without numba their module cannot be imported.
-collect_ignore_glob = [] if importlib.util.find_spec("numba") else ["src/calibkit/_numba_kernels.py"]
+collect_ignore_glob = [] if importlib.util.find_spec("numba") else ["src/calibkit/_numba_*.py"]

@@ -35,7 +35,7 @@ def _force(monkeypatch, mode: str) -> None:
 
 # --------------------------------------------------------------------------- data and oracle
 
-EDGE_KINDS = ("uniform", "explicit", "quantile")
+EDGE_KINDS = ("uniform", "explicit", "quantile", "many")
 
 
 def _edges(kind: str, conf: np.ndarray) -> np.ndarray:
@@ -43,6 +43,9 @@ def _edges(kind: str, conf: np.ndarray) -> np.ndarray:
         return np.linspace(0.0, 1.0, 11)
     if kind == "explicit":
         return np.array([0.0, 0.05, 0.3, 0.31, 0.5, 0.7, 0.9999, 1.0])
+    if kind == "many":  # more bins than the kernel counts edge by edge: its bisection
+        extra = np.random.default_rng(4).random(25)
+        return np.unique(np.concatenate([np.linspace(0.0, 1.0, 21), extra]))
     return ck.bin_edges(conf, n_bins=7, strategy="quantile")
 
 
@@ -380,6 +383,28 @@ def test_forcing_a_path_really_uses_it(monkeypatch):
         ck.ece(np.resize(conf, BIG), np.resize(y, BIG))
 
 
+def test_an_audit_loads_the_kernels_by_its_whole_work(monkeypatch):
+    """An audit reads its N forecasts about 15 times, so it loads numba from N * 15 elements,
+    where a single pass would wait for NUMBA_LOAD_ELEMENTS of its own (in a fresh process)."""
+    pytest.importorskip("numba")
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from calibkit import _kernels as k; k.expect(k.NUMBA_LOAD_ELEMENTS - 1); "
+        "a = 'calibkit._numba_kernels' in sys.modules; k.expect(k.NUMBA_LOAD_ELEMENTS); "
+        "print(a, 'calibkit._numba_kernels' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+    from calibkit.engines import memory
+
+    asked = []
+    monkeypatch.setattr(_kernels, "expect", asked.append)
+    ck.audit(np.full(1000, 0.5), np.arange(1000) % 2, n_boot=10, n_sims=10)
+    assert asked == [1000 * memory.AUDIT_PASSES]
+
+
 def test_numba_setting_without_numba_is_an_input_error(monkeypatch):
     monkeypatch.setattr(_kernels, "_numba_module", lambda: None)
     monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
@@ -387,3 +412,38 @@ def test_numba_setting_without_numba_is_an_input_error(monkeypatch):
         ck.ece([0.5], [1])
     monkeypatch.setenv("CALIBKIT_KERNEL", "auto")
     assert ck.ece(np.full(BIG, 0.5), np.ones(BIG)) == pytest.approx(0.5)
+
+
+# --------------------------------------------------------------------------- Brier and log loss
+
+
+@pytest.mark.parametrize("y_dtype", [np.int64, np.int8, bool])
+def test_binary_score_sums_agree_on_both_paths(monkeypatch, y_dtype):
+    pytest.importorskip("numba")
+    from calibkit.measure.scores import score_sums
+
+    p = _confidences(BIG, np.float64, seed=6)
+    y = (np.random.default_rng(7).random(BIG) < p).astype(y_dtype)
+    sums = {}
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+        sums[mode] = score_sums(p, p, y, from_logits=False, where="test")
+    yy = y.astype(np.float64)
+    by_hand = (np.sum((p - yy) ** 2), -np.sum(np.log(np.where(yy == 1, p, 1 - p))))
+    for mode in ("numpy", "numba"):
+        assert sums[mode] == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_an_impossible_outcome_warns_alike_on_both_paths(monkeypatch):
+    pytest.importorskip("numba")
+    from calibkit.measure.scores import score_sums
+
+    p = np.full(BIG, 0.5)
+    y = np.zeros(BIG, dtype=np.int64)
+    p[[70_001, 200_000]] = [1.0, 0.0]
+    y[200_000] = 1  # a forecast of 0 that happened, and one of 1 that did not
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+        with pytest.warns(ck.CalibkitWarning, match=r"2 rows give .*\(first at index 70001\)"):
+            brier, loss = score_sums(p, p, y, from_logits=False, where="test")
+        assert loss == np.inf and brier == pytest.approx(0.25 * (BIG - 2) + 2.0, rel=1e-12)

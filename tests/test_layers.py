@@ -17,7 +17,18 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "calibkit"
 
 #: Layer of each top-level part of the package, lowest first.
 LAYERS = [
-    {"_errors", "_validate", "_version", "_files", "_json", "_kernels", "_numba_kernels"},
+    {
+        "_errors",
+        "_validate",
+        "_version",
+        "_files",
+        "_json",
+        "_arrow",
+        "_kernels",
+        "_numba_kernels",
+        "_numba_ranking",
+        "_numba_slope",
+    },
     {"forecasts"},
     {"measure"},
     {"io"},

@@ -65,6 +65,24 @@ def _numba() -> ModuleType:
     return module
 
 
+@cache
+def numba_ranking() -> ModuleType:
+    """The ranking kernels (``_numba_ranking``), once :func:`use_numba` said yes."""
+    _numba()
+    from . import _numba_ranking
+
+    return _numba_ranking
+
+
+@cache
+def numba_slope() -> ModuleType:
+    """The calibration slope's kernels (``_numba_slope``), once :func:`use_numba` said yes."""
+    _numba()
+    from . import _numba_slope
+
+    return _numba_slope
+
+
 def use_numba(n_elements: int) -> bool:
     """Whether the numba kernel should handle an input of this many elements.
 
@@ -86,6 +104,16 @@ def use_numba(n_elements: int) -> bool:
         return False
     loaded = f"{__package__}._numba_kernels" in sys.modules
     return (loaded or n_elements >= NUMBA_LOAD_ELEMENTS) and _numba_module() is not None
+
+
+def expect(work_elements: int) -> None:
+    """Load the numba kernels now when a computation that reads about ``work_elements``
+    elements in all is coming (an audit reads its N forecasts some 15 times): its passes then
+    all use them, where :func:`use_numba` would judge each pass alone against
+    :data:`NUMBA_LOAD_ELEMENTS`. Nothing happens under ``CALIBKIT_KERNEL=numpy``, without
+    numba, or below that size."""
+    if _mode() == "auto" and work_elements >= NUMBA_LOAD_ELEMENTS and _numba_installed():
+        _numba_module()
 
 
 def is_uniform(edges: np.ndarray) -> bool:
@@ -200,6 +228,16 @@ def top_label(
 # ----------------------------------------------------------------------------- temperature
 
 
-def temperature_sums(scores: np.ndarray, labels: np.ndarray, beta: float) -> np.ndarray:
-    """Sums of the NLL and its first two derivatives in beta = 1/T (numba kernel)."""
-    return np.asarray(_numba().temperature_sums(scores, labels, beta))
+def binary_scores(p: np.ndarray, y: np.ndarray) -> tuple[float, float, int, int]:
+    """Brier and log-loss sums of binary probabilities, the rows whose true class has
+    probability 0 and the first of them (numba kernel: one pass)."""
+    brier, loss, zeros, first = _numba().binary_scores(p, y)
+    return float(brier), float(loss), int(zeros), int(first)
+
+
+def temperature_sums(
+    scores: np.ndarray, labels: np.ndarray, beta: float, temperature: float
+) -> np.ndarray:
+    """Sums of the NLL and its first three derivatives in beta = 1/T, the first three at
+    beta = 0, and for (N, C) logits the argmax check at ``temperature`` (numba kernel)."""
+    return np.asarray(_numba().temperature_sums(scores, labels, beta, temperature))

@@ -24,15 +24,15 @@ import numba
 import numpy as np
 
 #: Rows per block of work below which one thread does everything.
-_BLOCK = 1 << 16
+BLOCK = 1 << 16
 
 
 @cache
-def _pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=_n_threads(), thread_name_prefix="calibkit")
+def thread_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=n_threads(), thread_name_prefix="calibkit")
 
 
-def _n_threads() -> int:
+def n_threads() -> int:
     try:
         return max(1, min(8, len(os.sched_getaffinity(0))))
     except AttributeError:  # pragma: no cover - not on Linux
@@ -49,12 +49,12 @@ _PARTS = 8
 _ACCUMULATOR_BUDGET = 8 << 20
 
 
-def _blocks(n: int, min_rows: int = _BLOCK, accumulator: int = 0) -> list[tuple[int, int]]:
+def block_ranges(n: int, min_rows: int = BLOCK, accumulator: int = 0) -> list[tuple[int, int]]:
     """Row ranges covering 0..n: up to :data:`_PARTS`, one for small n, fewer when each needs
     an ``accumulator`` of that many bytes."""
     parts = max(1, min(_PARTS, n // min_rows))
     if accumulator:
-        parts = min(parts, max(_n_threads(), _ACCUMULATOR_BUDGET // accumulator))
+        parts = min(parts, max(n_threads(), _ACCUMULATOR_BUDGET // accumulator))
     return [(b * n // parts, (b + 1) * n // parts) for b in range(parts)]
 
 
@@ -62,14 +62,19 @@ def _map(
     kernel: Callable[..., Any],
     n: int,
     *args: Any,
-    min_rows: int = _BLOCK,
+    min_rows: int = BLOCK,
     accumulator: int = 0,
 ) -> list[Any]:
     """``kernel(*args, lo, hi)`` for each block of rows, in parallel threads."""
-    blocks = _blocks(n, min_rows, accumulator)
+    blocks = block_ranges(n, min_rows, accumulator)
     if len(blocks) == 1:
         return [kernel(*args, 0, n)]
-    return list(_pool().map(lambda b: kernel(*args, b[0], b[1]), blocks))
+    return list(thread_pool().map(lambda b: kernel(*args, b[0], b[1]), blocks))
+
+
+#: Bins up to this many are found by counting the edges below a value (vectorised compares); more
+#: by bisection.
+_LINEAR_EDGES = 32
 
 
 @numba.njit(cache=True, nogil=True)
@@ -84,6 +89,9 @@ def _accumulate(conf, outcome, edges, right, uniform, lo, hi):  # pragma: no cov
     m = edges.shape[0] - 1
     acc = np.zeros((2 * m, 4))  # private to the thread: no false sharing
     margin = 1e-12 * m  # far above the rounding of x * m and of linspace's edges
+    top = 1
+    while top * 2 < m:
+        top *= 2
     bad = 0
     for i in range(lo, hi):
         x = np.float64(conf[i])
@@ -109,15 +117,22 @@ def _accumulate(conf, outcome, edges, right, uniform, lo, hi):  # pragma: no cov
                     k -= 1
                 elif k < m - 1 and x >= edges[k + 1]:
                     k += 1
-        else:  # binary search among the inner edges
-            a, b = 1, m
-            while a < b:
-                mid = (a + b) >> 1
-                if edges[mid] < x or (not right and edges[mid] == x):
-                    a = mid + 1
-                else:
-                    b = mid
-            k = a - 1
+        elif m <= _LINEAR_EDGES:  # count the inner edges below x (at or below: closed left)
+            k = 0
+            if right:
+                for j in range(1, m):
+                    k += edges[j] < x
+            else:
+                for j in range(1, m):
+                    k += edges[j] <= x
+        else:  # bisection of fixed length among the inner edges, branch-free
+            k = 0
+            step = top
+            while step > 0:
+                t = min(k + step, m)  # edges[m] is 1: never below x, and at or below it only
+                e = edges[t]  # when x is 1, which closed="left" puts in the last bin anyway
+                k = t if (e < x if right else e <= x) and t < m else k
+                step >>= 1
         r = 2 * k + o
         t = 1.0 - 2.0 * x  # exact near 1/2, where the weight is tiny
         acc[r, 0] += 1.0
@@ -236,7 +251,7 @@ def top_label(p, y, atol):
     n = p.shape[0]
     conf = np.empty(n, dtype=np.float64)
     correct = np.empty(n, dtype=np.bool_)
-    rows = max(1, _BLOCK // p.shape[1])
+    rows = max(1, BLOCK // p.shape[1])
     if p.shape[1] < _WIDE:
         bad = _map(_top_label_narrow, n, p, y, atol, conf, correct, min_rows=rows)
     else:
@@ -248,6 +263,41 @@ def top_label(p, y, atol):
     return conf, correct, sum(bad)
 
 
+@numba.njit(cache=True, nogil=True)
+def _binary_scores(p, y, lo, hi):  # pragma: no cover - compiled
+    """Rows lo..hi of binary probabilities: the Brier and log-loss sums, and the rows whose true
+    class has probability exactly 0 (their count and the first)."""
+    brier = 0.0
+    loss = 0.0
+    zeros = 0
+    first = -1
+    for i in range(lo, hi):
+        x = np.float64(p[i])
+        hit = y[i] == 1
+        d = x - 1.0 if hit else x
+        brier += d * d
+        true = x if hit else 1.0 - x
+        if true == 0.0:
+            zeros += 1
+            if first < 0:
+                first = i
+        else:
+            loss -= np.log(true)
+    return brier, loss, zeros, first
+
+
+def binary_scores(p, y):
+    """(Brier sum, log-loss sum, zero rows, first zero row) of binary probabilities."""
+    p = np.ascontiguousarray(p)
+    y = np.ascontiguousarray(y)
+    if y.dtype == np.bool_:
+        y = y.view(np.uint8)
+    parts = _map(_binary_scores, p.shape[0], p, y)
+    zeros = sum(part[2] for part in parts)
+    first = min((part[3] for part in parts if part[3] >= 0), default=-1)
+    return sum(part[0] for part in parts), sum(part[1] for part in parts), zeros, first
+
+
 # exp(x) for x <= 0 as 2**k * exp(r), |r| <= ln(2)/2, with a degree-13 Taylor polynomial
 # (truncation below 1e-17) and 2**k built from its bits: plain arithmetic that LLVM vectorises,
 # where a call to libm's exp per element would not be (3x slower on (50000, 1000) logits).
@@ -257,20 +307,50 @@ _LN2_LO = 1.90821492927058770002e-10
 _TAYLOR = tuple(1.0 / math.factorial(k) for k in range(14))
 
 
+@numba.njit(cache=True, nogil=True)
+def _tied_by(before, top, temperature):  # pragma: no cover - compiled
+    """Whether dividing by the temperature rounds ``before`` (< ``top``) up to ``top``'s
+    quotient (exact IEEE division: no fast-math flags here)."""
+    return before / temperature == top / temperature
+
+
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _temperature_multiclass(z, y, beta, lo, hi):  # pragma: no cover - compiled
-    """Rows lo..hi: logsumexp and the mean and variance of z under softmax(beta z), summed."""
+def _temperature_multiclass(z, y, beta, temperature, lo, hi):  # pragma: no cover - compiled
+    """Rows lo..hi summed: logsumexp and the mean, variance and third central moment of z under
+    softmax(beta z); the same three at beta = 0 (the log of the number of finite logits, their
+    mean and variance); and, for the logits divided by ``temperature``, how many rows' argmax moved
+    (the first such row) and how many rows' argmax is the label.
+
+    An argmax j of a row can move only to an earlier class whose logit rounds to the same
+    quotient (division is monotone, and ties go to the first class): so each row compares its
+    largest logit with the largest before it, once.
+    """
     c = z.shape[1]
     t = _TAYLOR
     poly = np.empty(c)
     bits = np.empty(c, dtype=np.int64)
     power = bits.view(np.float64)
     shifted = np.empty(c)
-    value = gradient = curvature = 0.0
+    value = gradient = curvature = third = value0 = gradient0 = curvature0 = 0.0
+    moved = correct = 0
+    first_moved = -1
     for i in range(lo, hi):
         top = np.float64(z[i, 0])
         for j in range(1, c):
             top = max(top, np.float64(z[i, j]))
+        arg = 0
+        while np.float64(z[i, arg]) != top:
+            arg += 1
+        if arg > 0:
+            before = np.float64(z[i, 0])
+            for j in range(1, arg):
+                before = max(before, np.float64(z[i, j]))
+            if _tied_by(before, top, temperature):
+                moved += 1
+                if first_moved < 0:
+                    first_moved = i
+        if arg == y[i]:
+            correct += 1
         for j in range(c):
             # -inf (the log of a probability 0) is held at -1e150 so that weight * shift is
             # 0, not NaN, and has weight 0 at every beta (also as beta -> 0); weights below
@@ -286,23 +366,41 @@ def _temperature_multiclass(z, y, beta, lo, hi):  # pragma: no cover - compiled
             poly[j] = p if x > -708.0 and d > -1e150 else 0.0  # exactly 0 below the clamps
             bits[j] = (np.int64(k) + 1023) << 52
             shifted[j] = d
-        s0 = s1 = s2 = 0.0
+        s0 = s1 = s2 = s3 = 0.0
+        n0 = o1 = o2 = 0.0
         for j in range(c):
+            d = shifted[j]
             w = poly[j] * power[j]
             s0 += w
-            s1 += w * shifted[j]
-            s2 += w * shifted[j] * shifted[j]
+            s1 += w * d
+            s2 += w * d * d
+            s3 += w * d * d * d
+            finite = 1.0 if d > -1e150 else 0.0
+            n0 += finite
+            o1 += finite * d
+            o2 += finite * d * d
         mean = s1 / s0
+        m2 = s2 / s0
         true = np.float64(z[i, y[i]]) - top
         value += np.log(s0) - beta * true
         gradient += mean - true
-        curvature += max(s2 / s0 - mean * mean, 0.0)
-    return np.array([value, gradient, curvature])
+        curvature += max(m2 - mean * mean, 0.0)
+        third += s3 / s0 - 3.0 * mean * m2 + 2.0 * mean * mean * mean
+        mean0 = o1 / n0
+        value0 += np.log(n0)
+        gradient0 += mean0 - true
+        curvature0 += max(o2 / n0 - mean0 * mean0, 0.0)
+    return np.array(
+        [value, gradient, curvature, third, value0, gradient0, curvature0]
+        + [moved, first_moved, correct]
+    )
 
 
 @numba.njit(cache=True, nogil=True)
 def _temperature_binary(s, y, beta, lo, hi):  # pragma: no cover - compiled
-    value = gradient = curvature = 0.0
+    """Rows lo..hi summed: softplus(-m beta), its first three derivatives in beta (m the signed
+    score), and the three at beta = 0."""
+    value = gradient = curvature = third = gradient0 = curvature0 = 0.0
     for i in range(lo, hi):
         x = np.float64(s[i])
         sign = 1.0 if y[i] == 1 else -1.0
@@ -316,19 +414,33 @@ def _temperature_binary(s, y, beta, lo, hi):  # pragma: no cover - compiled
             e = np.exp(margin)
             value += -margin + np.log1p(e)
             wrong = 1.0 / (1.0 + e)
+        spread = wrong * (1.0 - wrong)
         gradient += -sign * x * wrong
-        curvature += x * x * wrong * (1.0 - wrong)
-    return np.array([value, gradient, curvature])
+        curvature += x * x * spread
+        third += -sign * x * x * x * spread * (1.0 - 2.0 * wrong)
+        gradient0 += -0.5 * sign * x
+        curvature0 += 0.25 * x * x
+    value0 = (hi - lo) * np.log(2.0)
+    return np.array([value, gradient, curvature, third, value0, gradient0, curvature0])
 
 
-def temperature_sums(scores, labels, beta):
-    """Sums over rows of the NLL and its first two derivatives in beta."""
+def temperature_sums(scores, labels, beta, temperature=1.0):
+    """Sums over rows of the NLL and its first three derivatives in beta, the first three at
+    beta = 0, and (multiclass) the argmax check of the logits divided by ``temperature``:
+    rows whose argmax moved, the first of them (-1: none), rows whose argmax is the label."""
     scores = np.ascontiguousarray(scores)
     labels = np.ascontiguousarray(labels)
     n = scores.shape[0]
     if scores.ndim == 1:
-        parts = _map(_temperature_binary, n, scores, labels, float(beta))
-    else:
-        rows = max(64, _BLOCK // scores.shape[1])
-        parts = _map(_temperature_multiclass, n, scores, labels, float(beta), min_rows=rows)
-    return np.sum(parts, axis=0)
+        return np.sum(_map(_temperature_binary, n, scores, labels, float(beta)), axis=0)
+    rows = max(64, BLOCK // scores.shape[1])
+    parts = _map(
+        _temperature_multiclass,
+        n,
+        *(scores, labels, float(beta), float(temperature)),
+        min_rows=rows,
+    )
+    total = np.sum(parts, axis=0)
+    firsts = [part[8] for part in parts if part[8] >= 0]
+    total[8] = min(firsts) if firsts else -1.0
+    return total

@@ -305,3 +305,49 @@ def test_coverage_at_bad_risk(bad):
     rc = ck.risk_coverage(CONF, OUT)
     with pytest.raises(ck.InputError, match=r"coverage_at: risk must be a number in \[0, 1\]"):
         rc.coverage_at(bad)
+
+
+# ----------------------------------------------------------------------------- numba kernel
+
+
+def _steps_data(kind: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    conf = {
+        "uniform": lambda: rng.random(n),
+        "rounded": lambda: np.round(rng.random(n), 2),
+        "equal": lambda: np.full(n, 0.625),
+        "zeros and ones": lambda: rng.choice(np.array([-0.0, 0.0, 1.0, 0.5]), n),
+        "steep": lambda: rng.random(n) ** 12,  # many magnitudes
+    }[kind]()
+    return conf, (rng.random(n) < 0.8).astype(np.int8)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "rounded", "equal", "zeros and ones", "steep"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numba_steps_equal_the_argsort_reference(monkeypatch, kind, dtype):
+    pytest.importorskip("numba")
+    from calibkit.decide.coverage import sorted_steps, sorted_steps_numpy
+
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    conf, out = _steps_data(kind, 300_007, seed=len(kind))
+    conf = conf.astype(dtype)
+    got, want = sorted_steps(conf, out), sorted_steps_numpy(conf, out)
+    assert got.n == want.n
+    assert got.threshold.dtype == want.threshold.dtype == np.float64
+    assert np.array_equal(got.threshold, want.threshold)
+    assert np.array_equal(got.acted, want.acted) and np.array_equal(got.wrong, want.wrong)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "rounded", "equal"])
+def test_risk_coverage_is_identical_on_both_paths(monkeypatch, kind):
+    pytest.importorskip("numba")
+    conf, out = _steps_data(kind, 250_001, seed=3)
+    curves = {}
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+        curves[mode] = ck.risk_coverage(conf, out)
+    a, b = curves["numpy"], curves["numba"]
+    assert np.array_equal(a.threshold, b.threshold) and _same_curve(a, b)
+    assert (a.n, a.errors, a.oracle_aurc) == (b.n, b.errors, b.oracle_aurc)
+    # the curve's last point by hand: everything acted on, the error rate
+    assert b.coverage[-1] == 1.0 and b.risk[-1] == np.count_nonzero(out == 0) / out.size

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import calibkit as ck
-from calibkit.measure.ranking import pair_counts
+from calibkit.measure.ranking import Ranking, order_statistics, pair_counts, pair_counts_numpy
 
 
 def _brute(s: np.ndarray, y: np.ndarray) -> int:
@@ -44,3 +44,117 @@ def test_equals_scikit_learn_on_large_data() -> None:
     s = rng.uniform(0, 1, 200_000).round(4)
     y = rng.random(s.size) < s
     assert ck.auc(s, y) == pytest.approx(metrics.roc_auc_score(y, s), abs=1e-15)
+
+
+# ----------------------------------------------------------------------------- numba kernel
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def kernel(request, monkeypatch):
+    if request.param == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setenv("CALIBKIT_KERNEL", request.param)
+    return request.param
+
+
+def _scores(kind: str, n: int, rng: np.random.Generator, dtype=np.float64) -> np.ndarray:
+    """Score sets that stress the bucketing: ties, one value, signed zeros, every magnitude,
+    a dense cluster with outliers, values one ulp apart."""
+    if kind == "uniform":
+        return rng.random(n)
+    if kind == "rounded":
+        return np.round(rng.random(n), 2)
+    if kind == "equal":
+        return np.full(n, 0.3)
+    if kind == "signed zeros":
+        return rng.choice(np.array([-0.0, 0.0, -1.5, 2.0, 5e-324, -5e-324]), n)
+    if kind == "magnitudes":
+        top = np.log10(np.finfo(dtype).max) - 1
+        return rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(-top - 8, top, n)
+    if kind == "cluster":
+        s = 0.5 + rng.random(n) * 1e-12
+        s[rng.random(n) < 0.01] = rng.random() * 0.5
+        return s
+    s = np.nextafter(0.7, 1.0) + np.zeros(n)  # "ulps": a few neighbouring floats
+    return np.nextafter(s, s + rng.integers(-3, 4, n))
+
+
+KINDS = ["uniform", "rounded", "equal", "signed zeros", "magnitudes", "cluster", "ulps"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numba_pair_counts_equal_the_numpy_reference(monkeypatch, kind: str, dtype) -> None:
+    """Above the block size (several blocks and threads), integer for integer."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    rng = np.random.default_rng(KINDS.index(kind))
+    s = _scores(kind, 300_017, rng, dtype).astype(dtype)
+    for share in (0.5, 0.003, 0.0, 1.0):  # balanced, rare positives, one class only
+        y = rng.random(s.size) < share
+        assert pair_counts(s, y) == pair_counts_numpy(s, y)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_counts_of_small_inputs_equal_brute_force_on_both_paths(kernel, kind, seed) -> None:
+    rng = np.random.default_rng([seed, KINDS.index(kind)])
+    s = _scores(kind, int(rng.integers(1, 300)), rng)
+    y = rng.random(s.size) < rng.uniform(0, 1)
+    assert pair_counts(s, y) == (_brute(s + 0, y), int(y.sum()), int((~y).sum()))
+
+
+def test_a_cluster_larger_than_the_scratch_buffer_is_sorted(monkeypatch) -> None:
+    pytest.importorskip("numba")
+    from calibkit import _numba_ranking
+
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    monkeypatch.setattr(_numba_ranking, "_SCRATCH", 64)
+    rng = np.random.default_rng(5)
+    s = _scores("uniform", 250_000, rng)
+    y = rng.random(s.size) < 0.4
+    assert pair_counts(s, y) == pair_counts_numpy(s, y)
+    ranks = np.array([0, 17, 124_999, 249_999])
+    assert np.array_equal(Ranking(s, y).order_statistics(ranks), np.sort(s)[ranks])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_order_statistics_equal_np_partition_on_both_paths(kernel, kind) -> None:
+    rng = np.random.default_rng(KINDS.index(kind) + 20)
+    s = _scores(kind, 250_003, rng)
+    ranks = np.unique(np.r_[0, rng.integers(0, s.size, 17), s.size - 1])
+    want = np.sort(s)[ranks]
+    assert np.array_equal(order_statistics(s, ranks), want)
+    y = rng.random(s.size) < 0.3
+    assert np.array_equal(Ranking(s, y).order_statistics(ranks), want)
+
+
+def test_float32_order_statistics_are_the_float32_values(kernel) -> None:
+    s = np.random.default_rng(3).random(300_000).astype(np.float32)
+    ranks = np.array([5, 150_000, 299_990])
+    got = order_statistics(s, ranks)
+    assert got.dtype == np.float64
+    assert np.array_equal(got, np.sort(s)[ranks].astype(np.float64))
+
+
+def test_the_audit_auc_and_deciles_are_the_same_on_both_paths(monkeypatch) -> None:
+    """One ordering serves the AUC and the Hosmer-Lemeshow deciles' edges: the same numbers."""
+    pytest.importorskip("numba")
+    from calibkit.engines.memory import Binning, summarize
+    from calibkit.forecasts import prepare
+
+    rng = np.random.default_rng(9)
+    p = np.round(rng.random(400_000), 3)
+    y = (rng.random(p.size) < p).astype(np.int8)
+    f = prepare(p, y, from_logits=False, where="test")
+    out = {}
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+        s = summarize(f, Binning(n_bins=15, strategy="quantile"))
+        out[mode] = (s.auc, s.deciles.edges.tolist(), s.deciles.count.tolist())
+        out[mode] += (s.binning.values.tolist(), s.stats.count.tolist())
+    assert out["numba"] == out["numpy"]
+    assert out["numpy"][0] == pair_counts_numpy(p, y == 1)[0] / (
+        2.0 * np.count_nonzero(y) * np.count_nonzero(y == 0)
+    )
+    assert out["numpy"][1][1:-1] == np.quantile(p, np.arange(1, 10) / 10).tolist()

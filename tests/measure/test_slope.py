@@ -125,3 +125,50 @@ def test_bad_input_is_refused() -> None:
         calibration_slope([0.2, 1.2], [0, 1])
     with pytest.raises(ck.InputError, match="outcome must be 0 or 1"):
         calibration_slope([0.2, 0.3], [0, 2])
+
+
+# ----------------------------------------------------------------------------- numba kernels
+
+FIT_FIELDS = ("slope", "slope_se", "intercept", "intercept_se", "in_the_large", "in_the_large_se")
+
+
+@pytest.mark.parametrize("conf_dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("out_dtype", [bool, np.int8, np.float64])
+@pytest.mark.parametrize(("a", "b"), [(0.3, 0.7), (-0.5, 1.8), (0.0, 1.0)])
+def test_numba_fit_equals_the_numpy_reference(monkeypatch, conf_dtype, out_dtype, a, b) -> None:
+    """Above the block size, with certain forecasts (some failed) among the rows."""
+    pytest.importorskip("numba")
+    p, y = _forecasts(300_001, 4, a=a, b=b)
+    p = p.astype(conf_dtype)
+    p[:40:4], y[:40:4] = 1.0, 1  # certainties that agree
+    p[1:40:4], y[1:40:4] = 0.0, 0
+    p[2:40:4], y[2:40:4] = 1.0, 0  # and that fail
+    fits = {}
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+        fits[mode] = calibration_slope(p, y.astype(out_dtype))
+    ref, got = fits["numpy"], fits["numba"]
+    assert (got.n, got.n_certain, got.n_failed, got.note) == (300_001, 30, 10, ref.note)
+    for field in FIT_FIELDS:
+        assert getattr(got, field) == pytest.approx(getattr(ref, field), rel=1e-10), field
+
+
+def test_numba_sums_and_histogram_equal_the_reference() -> None:
+    pytest.importorskip("numba")
+    from calibkit import _numba_slope
+    from calibkit.measure import slope as S
+
+    p, y = _forecasts(200_000, 5, a=0.2, b=0.8)
+    p[:7] = [0.0, 1.0, 1.0, 0.0, 1e-300, 1 - 2**-53, 0.5]
+    y[:4] = [0, 1, 0, 1]
+    x, yy, n_certain, n_failed = S.split_certain(p, y)
+    points = [(0.1, 0.9), (0.25, 1.0), (-3.0, 5.0)]
+    got = _numba_slope.terms(p, y, points)
+    for (a, b), sums in zip(points, got, strict=True):
+        np.testing.assert_allclose(sums, S.slope_terms(x, yy, a, b), rtol=1e-11)
+    certain, failed, hist = _numba_slope.grid(p, y, S.GRID_STEPS, S.GRID_SPAN, S.GRID_CELLS)
+    want = S.grid_counts(x, yy)
+    assert (certain, failed) == (n_certain, n_failed) == (4, 2)
+    assert hist.sum(axis=1).tolist() == want.sum(axis=1).tolist()
+    # the kernel's logit is log(p / (1 - p)): a cell boundary may fall between it and numpy's
+    assert np.abs(hist - want).sum() <= 4

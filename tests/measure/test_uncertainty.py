@@ -98,3 +98,27 @@ def test_hosmer_lemeshow_by_hand():
 def test_hosmer_lemeshow_infinite_for_certain_forecasts_that_fail():
     result = ck.hosmer_lemeshow([1.0, 1.0, 0.5, 0.5], [0, 1, 1, 0], n_bins=2)
     assert result.statistic == np.inf and "contrary" in result.note
+
+
+@pytest.mark.parametrize("mode", ["numpy", "numba"])
+def test_hosmer_lemeshow_deciles_are_np_quantiles_on_both_paths(monkeypatch, mode):
+    """The groups' edges come from one selection of order statistics: bit-identical to
+    np.quantile's, and the statistic computed from them by hand."""
+    if mode == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+    from calibkit.measure.bins import quantiles
+
+    rng = np.random.default_rng(12)
+    for n in (1, 2, 9, 10, 11, 1000, 250_001):
+        for p in (rng.random(n), np.round(rng.random(n), 1), np.full(n, 0.35)):
+            assert np.array_equal(quantiles(p, 10), np.quantile(p, np.arange(1, 10) / 10))
+    p = rng.random(250_001)
+    y = (rng.random(p.size) < p).astype(np.int8)
+    groups = np.searchsorted(np.quantile(p, np.arange(1, 10) / 10), p, side="left")
+    n_g = np.bincount(groups, minlength=10)
+    observed, expected = np.bincount(groups, y, 10), np.bincount(groups, p, 10)
+    by_hand = np.sum((observed - expected) ** 2 / (expected * (1 - expected / n_g)))
+    t = ck.hosmer_lemeshow(p, y)
+    assert t.statistic == pytest.approx(by_hand, rel=1e-10)
+    assert t.p_value == pytest.approx(stats.chi2.sf(by_hand, 10), rel=1e-8)

@@ -284,3 +284,104 @@ def test_objective_passes_agree_to_rounding(monkeypatch, beta):
         a, b = getattr(values["numpy"], field), getattr(values["numba"], field)
         # sums of 50,000 positive terms in different orders: N * eps = 5.6e-12 relative at most
         assert a == pytest.approx(b, rel=1e-10, abs=1e-300)
+
+
+# --------------------------------------------------------------------------- fewer passes
+
+
+def low_information_logits(n: int, c: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """z* ~ 1.5 N(0, 1) for every class, labels by Gumbel-max from z*, reported logits 2.5 z*
+    (float32): a wide model that knows little, whose T is near 2.5."""
+    rng = np.random.default_rng(seed)
+    z = 1.5 * rng.normal(size=(n, c))
+    labels = (z + rng.gumbel(size=(n, c))).argmax(axis=1)
+    return (2.5 * z).astype(np.float32), labels
+
+
+def _counting_passes(monkeypatch) -> list[float]:
+    from calibkit.measure import temperature as tm
+
+    betas: list[float] = []
+    evaluate = tm.evaluate
+
+    def counted(scores, labels, beta):
+        betas.append(beta)
+        return evaluate(scores, labels, beta)
+
+    monkeypatch.setattr(tm, "evaluate", counted)
+    return betas
+
+
+@pytest.mark.parametrize("mode", ["numpy", "numba"])
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wide_low_information_fit_is_exact_in_five_passes(monkeypatch, mode, scale, dtype):
+    """Halley's step from the first pass's third derivative, f at beta = 0 read in that same
+    pass, and the argmax check folded into the last: five passes over the logits in all (the
+    Newton iteration from T = 1 took nine, and the argmax check two more)."""
+    if mode == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+    z, y = low_information_logits(3000, 200, seed=1)
+    logits = (scale * z.astype(np.float64)).astype(dtype)
+    betas = _counting_passes(monkeypatch)
+    ts = ck.TemperatureScaling().fit(logits, y)
+    assert ts.converged_ and ts.invariance_.ok
+    assert ts.temperature_ == pytest.approx(reference_temperature(logits, y), rel=1e-6)
+    assert ts.temperature_ / scale == pytest.approx(2.5, rel=0.1)
+    assert len(betas) <= 5 and betas[0] == 1.0 and 0.0 not in betas
+    assert abs(ts.gradient_) * ts.temperature_ < 1e-9  # stationary (d NLL / d log T)
+
+
+@pytest.mark.parametrize("mode", ["numpy", "numba"])
+def test_the_pass_gives_the_objective_at_zero_and_the_third_derivative(monkeypatch, mode):
+    if mode == "numba":
+        pytest.importorskip("numba")
+    from calibkit.measure import temperature as tm
+
+    monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+    z, y = calibrated_logits(60_000, 6, 2.0, seed=5)
+    z[::89, 2] = -np.inf  # a probability of exactly 0 (never the true class)
+    y[::89] = np.where(y[::89] == 2, 0, y[::89])
+    at = tm.evaluate(z, y, 0.7)
+    zero = tm.evaluate(z, y, 0.0)
+    for field in ("value", "gradient", "curvature"):
+        assert getattr(at.origin, field) == pytest.approx(getattr(zero, field), rel=1e-10)
+    # f''' by central differences of f'' (f'' is smooth in beta)
+    h = 1e-4
+    numeric = (tm.evaluate(z, y, 0.7 + h).curvature - tm.evaluate(z, y, 0.7 - h).curvature) / (
+        2 * h
+    )
+    assert at.third == pytest.approx(numeric, rel=1e-6)
+    s, t = z[:, 0] - z[:, 1], (y == 0).astype(int)
+    s[~np.isfinite(s)] = 0.0
+    b = tm.evaluate(s, t, 0.4)
+    numeric = (tm.evaluate(s, t, 0.4 + h).curvature - tm.evaluate(s, t, 0.4 - h).curvature) / (
+        2 * h
+    )
+    assert b.third == pytest.approx(numeric, rel=1e-6)
+    assert b.origin.gradient == pytest.approx(np.mean(-0.5 * np.where(t == 1, s, -s)), rel=1e-12)
+
+
+def test_the_folded_argmax_check_finds_a_tie_made_by_division(monkeypatch):
+    """Two adjacent float64 logits whose quotients by T round to one value: the argmax moves
+    to the first; the numba pass counts it exactly as dividing the logits does."""
+    pytest.importorskip("numba")
+    from calibkit.measure import temperature as tm
+    from calibkit.recalibrate.invariance import check_invariance
+
+    temperature = 3.0
+    a = 1.6  # quotients in [0.5, 1): their ulp is 1.5 times the gap of a and its neighbour / 3
+    while np.nextafter(a, 2.0) / temperature != a / temperature:
+        a = np.nextafter(a, 2.0)
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(250_000, 4))
+    z[[1000, 7], 0] = a
+    z[[1000, 7], 2] = np.nextafter(a, 2.0)  # the argmax, tied with column 0 after division
+    z[[1000, 7], 1] = z[[1000, 7], 3] = 0.0
+    y = rng.integers(0, 4, z.shape[0])
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    moved, first, correct = tm.evaluate(z, y, 1.0 / temperature).argmax
+    report = check_invariance(z, z / temperature, labels=y, threshold=0.0)
+    assert (moved, first) == (report["argmax"].changed, report["argmax"].first) == (2, 7)
+    assert correct == np.count_nonzero(z.argmax(axis=1) == y)

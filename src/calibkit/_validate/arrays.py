@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrow import to_numpy as to_arrow_numpy
 from .._errors import InputError
 
 #: Rows of a probability matrix must sum to 1 within this absolute tolerance. It admits float32
@@ -144,7 +145,7 @@ def column_to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
                 f"{where}: {name} has {x.null_count} missing values (nulls); "
                 "calibkit does not drop rows silently: remove or fill them first."
             )
-        return np.asarray(x.to_numpy(zero_copy_only=False))
+        return to_arrow_numpy(x)
     if module == "pandas":
         missing = np.asarray(x.isna().to_numpy())
         if missing.any():

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrow import to_numpy as to_arrow_numpy
 from .._errors import CalibkitWarning, InputError
 from .arrays import (
     _LABELS_HINT,
@@ -132,10 +133,10 @@ def label_values(y: Any, *, where: str, name: str = "labels") -> np.ndarray:
         if missing is None and y.null_count:
             import pyarrow.compute as pc
 
-            missing = np.asarray(pc.is_null(y).to_numpy(zero_copy_only=False))
+            missing = to_arrow_numpy(pc.is_null(y))
         if missing is not None and missing.any():
             _missing_labels(missing, name=name, where=where)
-        arr = np.asarray(y.to_numpy(zero_copy_only=False) if module == "pyarrow" else y.to_numpy())
+        arr = to_arrow_numpy(y) if module == "pyarrow" else np.asarray(y.to_numpy())
     else:
         arr = np.asarray(y)
     if arr.ndim != 1:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _kernels
 from .. import _validate as v
 from ._format import threshold_text
 from ._inputs import decision_inputs, validated
@@ -29,7 +30,18 @@ class Steps:
 
 
 def sorted_steps(confidence: np.ndarray, outcome: np.ndarray) -> Steps:
-    """One sort: equal confidences form one step (accepted or deferred together)."""
+    """Equal confidences form one step (accepted or deferred together). Large inputs go to the
+    numba kernel (the right and the wrong predictions' confidences put in order apart by
+    counting passes over their integer keys, then merged from the top), the others to
+    :func:`sorted_steps_numpy`, the reference it agrees with exactly."""
+    if not _kernels.use_numba(confidence.shape[0]):
+        return sorted_steps_numpy(confidence, outcome)
+    threshold, acted, wrong = _kernels.numba_ranking().steps(confidence, outcome != 0)
+    return Steps(threshold, acted, wrong, confidence.size)
+
+
+def sorted_steps_numpy(confidence: np.ndarray, outcome: np.ndarray) -> Steps:
+    """:func:`sorted_steps` by one argsort (the reference)."""
     order = np.argsort(confidence)[::-1]  # decreasing; the order within a tie group is irrelevant
     conf = confidence[order]
     wrong = np.cumsum(outcome[order] == 0)

@@ -10,15 +10,22 @@ from dataclasses import replace
 
 import numpy as np
 
+from .. import _kernels
 from ..forecasts import Prepared
 from ..measure.bins import BinStats, Edges
 from ..measure.distinct import MAX_ROWS
 from ..measure.pooled import pool_ties
-from ..measure.ranking import auc_of
-from ..measure.scores import brier_of, nll_of
+from ..measure.ranking import Ranking
+from ..measure.ranking import order_statistics as ordered
+from ..measure.scores import score_sums
 from ..measure.slope import slope_of
 from ..measure.summary import Summary
 from ._plan import Binning, classwise_names, needs, plan_edges
+
+#: About how many times an audit reads its N forecasts (bins, deciles, scores, the ordering
+#: behind the AUC and the deciles' edges, the slope's histogram and rounds): the work by which
+#: it decides to load the numba kernels (from about 2e6 forecasts).
+AUDIT_PASSES = 15
 
 
 def columns_of(f: Prepared) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -43,14 +50,19 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
     >>> s.n, s.stats.count.tolist(), s.auc
     (3, [1, 2], 1.0)
     """
+    _kernels.expect(f.conf.size * AUDIT_PASSES)
     cols = columns_of(f)
+    ranking = Ranking(f.conf, f.outcome)  # ordered once: the AUC and the deciles' edges
 
     def order_statistics(request: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {c: np.partition(cols[c][0], ranks)[ranks] for c, ranks in request.items()}
+        return {
+            c: ranking.order_statistics(ranks) if c == "c" else ordered(cols[c][0], ranks)
+            for c, ranks in request.items()
+        }
 
     wanted = needs(binning, kind=f.kind, n_classes=f.n_classes, where=where)
     edges = plan_edges(wanted, n=f.conf.size, order_statistics=order_statistics, where=where)
-    auc = None if f.outcome.all() or not f.outcome.any() else auc_of(f.conf, f.outcome)
+    auc = None if f.outcome.all() or not f.outcome.any() else ranking.auc()
     return replace(
         chunk_summary(f, edges, closed={k: w.closed for k, w in wanted.items()}),
         auc=auc,
@@ -72,7 +84,9 @@ def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str
         if f.kind == "top-label"
         else ()
     )
-    n = f.conf.size
+    brier_sum, nll_sum = score_sums(
+        f.p, f.scores, f.y, from_logits=f.from_logits, where="audit", stacklevel=5
+    )
     return Summary(
         kind=f.kind,
         n_classes=f.n_classes,
@@ -81,14 +95,7 @@ def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str
         deciles=stats("deciles", "c"),
         classwise=classwise,
         n_correct=int(np.count_nonzero(f.correct)),
-        brier_sum=brier_of(f.p, f.y) * n,
-        nll_sum=nll_of(
-            f.scores if f.from_logits else f.p,
-            f.y,
-            from_logits=f.from_logits,
-            where="audit",
-            stacklevel=5,
-        )
-        * n,  # fmt: skip
+        brier_sum=brier_sum,
+        nll_sum=nll_sum,
         auc=None,
     )

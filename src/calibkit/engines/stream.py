@@ -45,11 +45,10 @@ from ..measure.pooled import Pooled, pool_ties
 from ..measure.slope import (
     GRID_CELLS,
     CalibrationSlope,
-    grid_counts,
+    certain_and_grid,
     grid_start,
     slope_from_sums,
-    slope_terms,
-    split_certain,
+    terms_at,
     undefined_slope,
 )
 from ..measure.summary import RankGrid, Summary, coarsen, fine_edges
@@ -217,10 +216,10 @@ def _first_pass(
         total = part if total is None else total + part
         if reader.again:
             seen.add(f)
-        x, y, n_certain, n_failed = split_certain(f.conf, f.outcome)
+        n_certain, n_failed, counts = certain_and_grid(f.conf, f.outcome)
         certain[0] += n_certain
         certain[1] += n_failed
-        histogram += grid_counts(x, y)
+        histogram += counts
         if pooled is not None:
             pooled.add(f.conf, f.outcome)
         chunk_grid = RankGrid.of(f.conf, f.outcome)
@@ -290,9 +289,8 @@ def _slope(
         for f in reader.read():
             seen.add(f)
             seen.check(first, where, False, "a pass of the calibration slope")
-            x, y, _, _ = split_certain(f.conf, f.outcome)
-            for total, (a, b) in zip(sums, points, strict=True):
-                total += slope_terms(x, y, a, b)
+            for total, more in zip(sums, terms_at(f.conf, f.outcome, points), strict=True):
+                total += more
             rows += f.conf.size
             if progress is not None:
                 progress(f"calibration slope, round {rounds}", rows, reader.rows or 0)

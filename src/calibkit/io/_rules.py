@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrow import to_numpy
 from .._errors import InputError
 from .._json import MAX_JSON_DEPTH
 
@@ -107,7 +108,7 @@ def parse_cells(column: Any, role: str) -> Cells:
     trimmed = pc.utf8_trim(col, characters=SPACE)
     n = len(col)
     try:  # pyarrow's cast takes exactly the forms of NUMBER and the NaN and infinity words,
-        fast = pc.cast(trimmed, pa.float64()).to_numpy(zero_copy_only=False)  # and nan(1)
+        fast = to_numpy(pc.cast(trimmed, pa.float64()))  # and nan(1)
     except pa.ArrowInvalid:  # text, or missing cells: apply every rule, cell by cell
         fast = None
     if fast is not None and not np.isnan(fast).any():  # the common case: a column of numbers
@@ -119,7 +120,7 @@ def parse_cells(column: Any, role: str) -> Cells:
         digits = trimmed if is_number.all() else pc.filter(trimmed, pa.array(is_number))
         if pc.any(pc.starts_with(digits, "+")).as_py():
             digits = pc.replace_substring_regex(digits, "^[+]", "")
-        number[is_number] = pc.cast(digits, pa.float64()).to_numpy(zero_copy_only=False)
+        number[is_number] = to_numpy(pc.cast(digits, pa.float64()))
     low = pc.utf8_lower(trimmed)
 
     def among(words: tuple[str, ...]) -> np.ndarray:
@@ -138,7 +139,7 @@ def parse_cells(column: Any, role: str) -> Cells:
 
 
 def _mask(array: Any) -> np.ndarray:
-    return np.asarray(array.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    return np.asarray(to_numpy(array.fill_null(False)), dtype=bool)
 
 
 # ----------------------------------------------------------------------------- echoed text

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrow import to_numpy
 from .._errors import InputError
 from . import _rules as rules
 from ._problems import Problem, booleans, missing_values, nan_problem, text_column, whole
@@ -256,17 +257,17 @@ class TableSource(Source):
         col = self._column(name)
         n = len(col)
         if col.null_count:
-            first = int(np.argmax(pc.is_null(col).to_numpy(zero_copy_only=False)))
+            first = int(np.argmax(to_numpy(pc.is_null(col))))
             return np.empty(0), Problem(name, role, "missing", col.null_count, first, n)
         if self.ndim(name) == 2:
             return self._matrix(name, col), None
         t = col.type
         if pa.types.is_boolean(t):
-            return booleans(name, col.to_numpy(zero_copy_only=False), role), None
+            return booleans(name, to_numpy(col), role), None
         if pa.types.is_decimal(t):
             col = col.cast(pa.float64())
         if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
-            arr = col.to_numpy()
+            arr = to_numpy(col)
             return arr, nan_problem(name, arr, role)
         if pa.types.is_string(t) or pa.types.is_large_string(t):
             return text_column(name, np.asarray(col.to_pylist(), dtype=str), role), None
@@ -298,7 +299,7 @@ class TableSource(Source):
         import pyarrow.compute as pc
 
         col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        lengths = pc.list_value_length(col).to_numpy(zero_copy_only=False)
+        lengths = to_numpy(pc.list_value_length(col))
         if lengths.size and (lengths != lengths[0]).any():
             i = int(np.argmax(lengths != lengths[0]))
             raise InputError(
@@ -308,8 +309,8 @@ class TableSource(Source):
             )
         values = pc.list_flatten(col)
         if values.null_count:
-            parents = pc.list_parent_indices(col).to_numpy(zero_copy_only=False)
-            first = int(parents[int(np.argmax(pc.is_null(values).to_numpy(zero_copy_only=False)))])
+            parents = to_numpy(pc.list_parent_indices(col))
+            first = int(parents[int(np.argmax(to_numpy(pc.is_null(values))))])
             raise missing_values(name, values.null_count, first, len(col))
         t = values.type
         if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
@@ -317,7 +318,7 @@ class TableSource(Source):
                 f"{WHERE}: column {name!r} must hold lists of numbers; its values are {t}."
             )
         width = int(lengths[0]) if lengths.size else 0
-        return values.to_numpy(zero_copy_only=False).reshape(len(col), width)
+        return to_numpy(values).reshape(len(col), width)
 
 
 #: pyarrow's block size for CSV, TSV (a row may be this long) and JSON lines.

@@ -18,6 +18,7 @@ import numpy as np
 from .. import _kernels
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
+from .ranking import order_statistics
 
 __all__ = ["BinStats", "bin_edges", "bin_index"]
 
@@ -106,8 +107,27 @@ def resolve_edges(
     if confidence is None:
         raise InputError(f"{where}: quantile edges need the confidences they are computed from.")
     conf = v.confidence(confidence, where=where).astype(np.float64, copy=False)
-    inner = np.quantile(conf, quantile_levels(n_bins))
+    inner = quantiles(conf, n_bins)
     return quantile_edges(inner, n_bins=n_bins, closed=closed, where=where, stacklevel=4, warn=warn)
+
+
+def quantiles(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """The inner quantile edges of checked confidences, bit-identical to ``np.quantile(conf,
+    quantile_levels(n_bins))``: the order statistics they lie between, found in one selection
+    (:func:`calibkit.measure.ranking.order_statistics`), interpolated as numpy does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> quantiles(np.array([0.1, 0.2, 0.3, 0.4, 0.9]), 4).tolist()
+    [0.2, 0.3, 0.4]
+    """
+    lo, hi, gamma = order_statistic_ranks(conf.size, n_bins)
+    ranks = np.unique(np.concatenate((lo, hi)))
+    values = order_statistics(conf, ranks)
+    return interpolate_order_statistics(
+        values[np.searchsorted(ranks, lo)], values[np.searchsorted(ranks, hi)], gamma
+    )
 
 
 def quantile_levels(n_bins: int) -> np.ndarray:

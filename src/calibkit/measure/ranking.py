@@ -6,10 +6,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import _kernels
 from .. import _validate as v
 from .._errors import InputError
 
-__all__ = ["auc", "auc_of", "pair_counts"]
+__all__ = ["Ranking", "auc", "auc_of", "order_statistics", "pair_counts", "pair_counts_numpy"]
 
 
 def auc(scores: Any, labels: Any) -> float:
@@ -40,9 +41,17 @@ def pair_counts(scores: np.ndarray, positive: np.ndarray) -> tuple[int, int, int
     """(2U, n_pos, n_neg) of checked scores: U counts the (positive, negative) pairs a score
     orders correctly, ties one half, so 2U is a whole number.
 
-    The positives' and the negatives' scores are sorted apart (two plain sorts, no argsort) and
-    each positive counts the negatives below it and those equal to it by binary search.
+    Large inputs go to the numba kernel (``_numba_ranking``: counting passes over the scores'
+    order-preserving integer keys, no comparison sort), the others to
+    :func:`pair_counts_numpy`, the reference it agrees with integer for integer.
     """
+    return Ranking(scores, positive).pair_counts()
+
+
+def pair_counts_numpy(scores: np.ndarray, positive: np.ndarray) -> tuple[int, int, int]:
+    """:func:`pair_counts` by numpy (the reference): the positives' and the negatives' scores
+    sorted apart (two plain sorts, no argsort), and each positive counts the negatives below
+    it and those equal to it by binary search."""
     s = scores + 0  # -0.0 becomes 0.0: equal values must sort as one
     pos = np.sort(s[positive])
     neg = np.sort(s[~positive])
@@ -55,5 +64,62 @@ def pair_counts(scores: np.ndarray, positive: np.ndarray) -> tuple[int, int, int
 def auc_of(scores: np.ndarray, positive: np.ndarray) -> float:
     """:func:`auc` of checked arrays (finite scores, a boolean ``positive`` holding both
     classes): the exact pair count, divided once."""
-    twice_u, n_pos, n_neg = pair_counts(scores, positive)
-    return twice_u / (2.0 * n_pos * n_neg)
+    return Ranking(scores, positive).auc()
+
+
+class Ranking:
+    """Checked finite scores and a boolean ``positive``, ordered once for the AUC's pair counts
+    and any order statistics of the scores (what an audit needs of them).
+
+    On the numba path the scores are sorted apart by class once (one copy of the scores, as
+    integer keys) and both questions read that order; on the numpy path they are the
+    reference :func:`pair_counts_numpy` and ``np.partition``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = Ranking(np.array([0.1, 0.4, 0.4, 0.8]), np.array([False, False, True, True]))
+    >>> r.pair_counts(), r.auc(), r.order_statistics(np.array([0, 3])).tolist()
+    ((7, 2, 2), 0.875, [0.1, 0.8])
+    """
+
+    def __init__(self, scores: np.ndarray, positive: np.ndarray) -> None:
+        self.scores = scores
+        self.positive = positive
+        self._fast = _kernels.use_numba(scores.shape[0])
+        self._classes: Any = None
+
+    def _sorted(self) -> Any:
+        if self._classes is None:
+            ranking = _kernels.numba_ranking()
+            self._classes = ranking.sorted_classes(self.scores, self.positive)
+        return self._classes
+
+    def pair_counts(self) -> tuple[int, int, int]:
+        """(2U, n_pos, n_neg), as :func:`pair_counts`."""
+        if not self._fast:
+            return pair_counts_numpy(self.scores, self.positive)
+        twice_u, n_pos, n_neg = _kernels.numba_ranking().pairs_of(*self._sorted())
+        return int(twice_u), int(n_pos), int(n_neg)
+
+    def auc(self) -> float:
+        """The AUC (both classes present): the exact pair count, divided once."""
+        twice_u, n_pos, n_neg = self.pair_counts()
+        return twice_u / (2.0 * n_pos * n_neg)
+
+    def order_statistics(self, ranks: np.ndarray) -> np.ndarray:
+        """The scores (float64) at the sorted 0-based ``ranks``, as ``np.partition``."""
+        if not self._fast:
+            return np.partition(self.scores, ranks)[ranks].astype(np.float64)
+        kneg, kpos, _ = self._sorted()
+        return np.asarray(_kernels.numba_ranking().select(kneg, kpos, ranks))
+
+
+def order_statistics(values: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The checked finite ``values`` (float64) at the sorted 0-based ``ranks``, as
+    ``np.partition(values, ranks)[ranks]``: on the numba path by two counting passes over
+    their integer keys and one that gathers only the buckets holding a requested rank (one
+    selection pass, whatever the number of ranks)."""
+    if not _kernels.use_numba(values.shape[0]):
+        return np.partition(values, ranks)[ranks].astype(np.float64)
+    return np.asarray(_kernels.numba_ranking().order_statistics(values, ranks))

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _kernels
 from .. import _validate as v
 from .._errors import CalibkitWarning
 from .bins import BinStats
@@ -129,17 +130,45 @@ def nll_of(
         true = x[np.arange(x.shape[0]), y].astype(np.float64)
     zeros = int(np.count_nonzero(true == 0.0))
     if zeros:
-        first = int(np.argmax(true == 0.0))
-        warnings.warn(
-            f"{where}: {zeros} {'row gives' if zeros == 1 else 'rows give'} the true class "
-            f"probability exactly 0 (first at index {first}), so the log loss is infinite. "
-            "A wrong forecast of exactly 0 or 1 is infinitely surprising; if the model gave "
-            "logits, pass them with from_logits=True to keep tiny probabilities in log space.",
-            CalibkitWarning,
-            stacklevel=stacklevel,
-        )
+        _warn_infinite(where, zeros, int(np.argmax(true == 0.0)), stacklevel + 1)
         return float("inf")
     return float(-np.mean(np.log(true)))
+
+
+def _warn_infinite(where: str, zeros: int, first: int, stacklevel: int) -> None:
+    warnings.warn(
+        f"{where}: {zeros} {'row gives' if zeros == 1 else 'rows give'} the true class "
+        f"probability exactly 0 (first at index {first}), so the log loss is infinite. "
+        "A wrong forecast of exactly 0 or 1 is infinitely surprising; if the model gave "
+        "logits, pass them with from_logits=True to keep tiny probabilities in log space.",
+        CalibkitWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def score_sums(
+    p: np.ndarray,
+    scores: np.ndarray,
+    y: np.ndarray,
+    *,
+    from_logits: bool,
+    where: str,
+    stacklevel: int = 2,
+) -> tuple[float, float]:
+    """The Brier and log-loss sums of checked arrays: ``p`` the probabilities, ``scores`` the
+    input as given (logits with ``from_logits``). Binary probabilities of a large input take
+    one pass of the numba kernel; the others, and the reference, :func:`brier_of` and
+    :func:`nll_of` times N."""
+    n = p.shape[0]
+    if p.ndim == 1 and not from_logits and _kernels.use_numba(n):
+        brier, loss, zeros, first = _kernels.binary_scores(p, y)
+        if zeros:
+            _warn_infinite(where, zeros, first, stacklevel + 1)
+            return brier, float("inf")
+        return brier, loss
+    x = scores if from_logits else p
+    nll = nll_of(x, y, from_logits=from_logits, where=where, stacklevel=stacklevel + 1)
+    return brier_of(p, y) * n, nll * n
 
 
 def accuracy(probs: Any, labels: Any, *, from_logits: bool = False) -> float:

@@ -28,17 +28,20 @@ from typing import Any
 
 import numpy as np
 
+from .. import _kernels
 from .. import _validate as v
 from .distributions import normal_quantile, normal_two_sided
 
 __all__ = [
     "CalibrationSlope",
     "calibration_slope",
+    "certain_and_grid",
     "grid_counts",
     "grid_start",
     "slope_from_sums",
     "slope_terms",
     "split_certain",
+    "terms_at",
     "undefined_slope",
 ]
 
@@ -431,18 +434,51 @@ def calibration_slope(confidence: Any, outcome: Any, *, level: float = 0.95) -> 
     return slope_of(conf, y, level=level)
 
 
-def slope_of(conf: np.ndarray, outcome: np.ndarray, *, level: float = 0.95) -> CalibrationSlope:
-    """:func:`calibration_slope` of validated arrays (what the audit calls)."""
+def certain_and_grid(conf: np.ndarray, outcome: np.ndarray) -> tuple[int, int, np.ndarray]:
+    """The forecasts of exactly 0 or 1, how many of them failed, and the :func:`grid_counts` of
+    the others, of validated arrays (one pass of the numba kernel for large inputs)."""
+    if _kernels.use_numba(conf.shape[0]):
+        n_certain, n_failed, counts = _kernels.numba_slope().grid(
+            conf, outcome, GRID_STEPS, GRID_SPAN, GRID_CELLS
+        )
+        return int(n_certain), int(n_failed), counts
     x, y, n_certain, n_failed = split_certain(conf, outcome)
+    return n_certain, n_failed, grid_counts(x, y)
 
-    def evaluate(points: list[Point]) -> list[np.ndarray]:
-        return [slope_terms(x, y, a, b) for a, b in points]
+
+def terms_at(conf: np.ndarray, outcome: np.ndarray, points: list[Point]) -> list[np.ndarray]:
+    """The sums of :func:`slope_terms` at each point over the validated forecasts strictly
+    inside (0, 1) (one pass of the numba kernel for large inputs)."""
+    if _kernels.use_numba(conf.shape[0]):
+        return list(_kernels.numba_slope().terms(conf, outcome, points))
+    x, y, _, _ = split_certain(conf, outcome)
+    return [slope_terms(x, y, a, b) for a, b in points]
+
+
+def slope_of(conf: np.ndarray, outcome: np.ndarray, *, level: float = 0.95) -> CalibrationSlope:
+    """:func:`calibration_slope` of validated arrays (what the audit calls).
+
+    Large inputs go to the numba kernels (``_numba_slope``: the histogram and each round's sums
+    at every point in one pass, the logits computed in the loop); the others, and the
+    reference, to :func:`split_certain`, :func:`grid_counts` and :func:`slope_terms`."""
+    if _kernels.use_numba(conf.shape[0]):
+        n_certain, n_failed, counts = certain_and_grid(conf, outcome)
+
+        def evaluate(points: list[Point]) -> list[np.ndarray]:
+            return terms_at(conf, outcome, points)
+
+    else:  # the logits once, for every round
+        x, y, n_certain, n_failed = split_certain(conf, outcome)
+        counts = grid_counts(x, y)
+
+        def evaluate(points: list[Point]) -> list[np.ndarray]:
+            return [slope_terms(x, y, a, b) for a, b in points]
 
     return slope_from_sums(
         evaluate,
         n=int(conf.shape[0]),
-        n_certain=n_certain,
-        n_failed=n_failed,
+        n_certain=int(n_certain),
+        n_failed=int(n_failed),
         level=level,
-        start=grid_start(grid_counts(x, y)),
+        start=grid_start(counts),
     )

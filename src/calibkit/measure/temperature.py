@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -29,18 +29,33 @@ _CHUNK_ELEMENTS = 1 << 20
 
 @dataclass(frozen=True)
 class Objective:
-    """Mean NLL and its first two derivatives in beta at one beta."""
+    """Mean NLL and its first two derivatives in beta at one beta.
+
+    A pass over arrays in memory also gives the third derivative (``third``, for Halley's
+    step), the objective at beta = 0 (``origin``: from the same rows, so the solver needs no
+    pass of its own there) and, for (N, C) logits on the numba path, the argmax check of the
+    logits divided by 1 / beta (``argmax``: rows whose argmax moved, the first of them or -1,
+    rows whose argmax is the label). An engine's aggregation gives the first three only.
+    """
 
     beta: float
     value: float
     gradient: float
     curvature: float
+    third: float | None = None
+    origin: Objective | None = None
+    argmax: tuple[int, int, int] | None = None
 
 
 def evaluate(scores: np.ndarray, labels: np.ndarray, beta: float) -> Objective:
-    """f, f' and f'' at ``beta`` in one pass (numba kernel or chunked numpy reference)."""
+    """The NLL and its first three derivatives at ``beta``, and at 0, in one pass (numba
+    kernel or chunked numpy reference)."""
+    argmax = None
     if _kernels.use_numba(scores.size):
-        total = _kernels.temperature_sums(scores, labels, beta)
+        temperature = 1.0 / beta if beta else math.inf
+        total = _kernels.temperature_sums(scores, labels, beta, temperature)
+        if scores.ndim == 2:
+            argmax = (int(total[7]), int(total[8]), int(total[9]))
     else:
         # logits beyond SPREAD_RANGE overflow to inf or NaN here, which the solver reports
         with np.errstate(over="ignore", invalid="ignore"):
@@ -49,11 +64,12 @@ def evaluate(scores: np.ndarray, labels: np.ndarray, beta: float) -> Objective:
             else:
                 total = _multiclass_sums(scores, labels, beta)
     n = scores.shape[0]
-    return Objective(float(beta), float(total[0] / n), float(total[1] / n), float(total[2] / n))
+    f, g, h, t, f0, g0, h0 = (float(x / n) for x in total[:7])
+    return Objective(float(beta), f, g, h, t, origin=Objective(0.0, f0, g0, h0), argmax=argmax)
 
 
 def _multiclass_sums(z: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
-    total = np.zeros(3)
+    total = np.zeros(7)
     rows = max(1, _CHUNK_ELEMENTS // z.shape[1])
     for start in range(0, z.shape[0], rows):
         block = z[start : start + rows].astype(np.float64)
@@ -61,31 +77,40 @@ def _multiclass_sums(z: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
         shifted = block - top  # <= 0; -inf stays -inf (a probability of exactly 0)
         finite = np.isfinite(shifted)
         centred = np.where(finite, shifted, 0.0)
-        # a -inf logit has weight 0 at every beta > 0, hence in the limit beta -> 0 too
-        weights = np.where(finite, np.exp(beta * centred), 0.0)
-        s0 = weights.sum(axis=1)
-        s1 = (weights * centred).sum(axis=1) / s0
-        s2 = (weights * centred * centred).sum(axis=1) / s0
         true = np.take_along_axis(shifted, y[start : start + rows, None], axis=1)[:, 0]
-        total += (
-            np.sum(np.log(s0) - beta * true),
-            np.sum(s1 - true),
-            np.sum(np.maximum(s2 - s1 * s1, 0.0)),
-        )
+        # a -inf logit has weight 0 at every beta > 0, hence in the limit beta -> 0 too
+        for at, b in ((0, beta), (4, 0.0)):
+            weights = np.where(finite, np.exp(b * centred), 0.0) if b else finite * 1.0
+            s0 = weights.sum(axis=1)
+            s1 = (weights * centred).sum(axis=1) / s0
+            s2 = (weights * centred * centred).sum(axis=1) / s0
+            total[at : at + 3] += (
+                np.sum(np.log(s0) - b * true),
+                np.sum(s1 - true),
+                np.sum(np.maximum(s2 - s1 * s1, 0.0)),
+            )
+            if at == 0:  # the third central moment
+                s3 = (weights * centred**3).sum(axis=1) / s0
+                total[3] += np.sum(s3 - 3.0 * s1 * s2 + 2.0 * s1**3)
     return total
 
 
 def _binary_sums(s: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
-    total = np.zeros(3)
+    total = np.zeros(7)
     for start in range(0, s.shape[0], _CHUNK_ELEMENTS):
         x = s[start : start + _CHUNK_ELEMENTS].astype(np.float64)
         sign = np.where(y[start : start + _CHUNK_ELEMENTS] == 1, 1.0, -1.0)
         margin = sign * x * beta
         wrong = np.exp(-np.logaddexp(0.0, margin))  # sigmoid(-margin)
+        spread = wrong * (1.0 - wrong)
         total += (
             np.sum(np.logaddexp(0.0, -margin)),
             np.sum(-sign * x * wrong),
-            np.sum(x * x * wrong * (1.0 - wrong)),
+            np.sum(x * x * spread),
+            np.sum(-sign * x**3 * spread * (1.0 - 2.0 * wrong)),
+            x.size * math.log(2.0),
+            np.sum(-0.5 * sign * x),
+            np.sum(0.25 * x * x),
         )
     return total
 
@@ -98,6 +123,7 @@ class Solution:
     objective: Objective
     n_evaluations: int
     converged: bool
+    at_one: Objective | None = None  # f at T = 1 (the first pass), when the solver kept it
 
 
 def solve(
@@ -111,7 +137,8 @@ def solve(
     """Exact minimiser of the mean NLL over beta > 0 for scores held in memory.
 
     Newton's method on u = log beta (scale-free: logits at 1e-3 or 1e3 take the same number of
-    steps, and beta stays positive), safeguarded by a bracket [lo, hi] with f'(lo) < 0 < f'(hi)
+    steps, and beta stays positive; Halley's step, from the third derivative each pass also
+    sums, where it is moderate), safeguarded by a bracket [lo, hi] with f'(lo) < 0 < f'(hi)
     that falls back to bisection in log beta whenever a step would leave it. Stops when a step
     moves beta by less than ``step_tol`` relative (near the optimum, Newton's step is the error
     itself), or the bracket shrinks to a few ulps; ``converged`` is False only if
@@ -122,11 +149,18 @@ def solve(
     do no better than uniform guessing (T -> infinity); and for logits whose spread lies outside
     :data:`SPREAD_RANGE`, saying how to rescale them.
     """
-    return drive(
+    seen: dict[float, Objective] = {}
+
+    def recorded(beta: float) -> Objective:
+        seen[beta] = point = evaluate(scores, labels, beta)
+        return point
+
+    solution = drive(
         newton(where=where, max_evaluations=max_evaluations, step_tol=step_tol),
-        evaluate=lambda beta: evaluate(scores, labels, beta),
+        evaluate=recorded,
         separable=lambda: _separable(scores, labels),
     )
+    return replace(solution, at_one=seen.get(1.0))
 
 
 #: Evaluations after which an iteration that has not bracketed the optimum from below checks
@@ -138,6 +172,11 @@ EARLY_CHECK = 6
 #: flat (logits of order 1e-3 and down). The solver then evaluates f at beta = 0, whose
 #: curvature is the logits' squared spread, and starts Newton's method at 1 / spread.
 SCALE_JUMP = 1e-6
+
+#: When the first pass also gave f at beta = 0, a spread of the logits (see below) beyond this
+#: factor from 1 moves the start to 1 / spread at once: Newton's steps from T = 1 would take a
+#: pass for every factor of about 7 between them.
+FAR_SCALE = 8.0
 
 #: The spread of the logits (sqrt f''(0): the root mean square over rows of the standard
 #: deviation of a row's logits across its classes; for binary scores, half their root mean
@@ -166,20 +205,22 @@ def newton(*, where: str, max_evaluations: int = 100, step_tol: float = 1e-12) -
     point = yield ("evaluate", 1.0)
     _check_range(point, where)
     evaluations = 1
+    known = point.origin  # f at beta = 0, when the pass gave it
     lo, hi = 0.0, math.inf  # f'(lo) < 0 < f'(hi) once both are known
     scale = 1.0  # the inverse temperature at the logits' own scale
     ruled_out_separable = ruled_out_infinity = False
-    if point.curvature < SCALE_JUMP:
-        origin = yield ("evaluate", 0.0)
-        evaluations += 1
-        scale = _scale(origin, where)
+    if point.curvature < SCALE_JUMP or _far_from_one(known):
+        if known is None:
+            known = yield ("evaluate", 0.0)
+            evaluations += 1
+        scale = _scale(known, where)
         ruled_out_infinity = True  # _scale raised unless f'(0) < 0
         lo, hi = _bracket(point, lo, hi)
         start = scale if lo < scale < hi else math.sqrt(lo * hi) if lo > 0 else hi / 4.0
         point = yield ("evaluate", start)
         evaluations += 1
     while evaluations < max_evaluations:
-        beta, g, h = point.beta, point.gradient, point.curvature
+        beta, g = point.beta, point.gradient
         lo, hi = _bracket(point, lo, hi)
         if g < 0 and math.isinf(hi) and not ruled_out_separable:
             # the optimum lies beyond every T tried so far towards 0: rule out T -> 0 first
@@ -188,16 +229,19 @@ def newton(*, where: str, max_evaluations: int = 100, step_tol: float = 1e-12) -
         if lo == 0.0 and evaluations >= EARLY_CHECK and not ruled_out_infinity:
             # still falling towards T -> infinity after a few steps: rule that out now (one
             # pass) rather than after the bracket has been bisected down to beta = 1e-15
-            yield from _check_finite_optimum(lo, hi, where, separable=False)
+            yield from _check_finite_optimum(lo, hi, where, separable=False, origin=known)
             ruled_out_infinity = True
-        # d/du f(e^u) = beta g and d2/du2 = beta^2 h + beta g
-        curvature_u = beta * beta * h + beta * g
-        step = beta * math.exp(-beta * g / curvature_u) if curvature_u > 0 else math.nan
+        step = _step(point)
         done = g == 0.0 or abs(step - beta) <= step_tol * beta
         done = done or bool(math.isfinite(hi) and hi - lo <= 4 * np.finfo(float).eps * hi)
         if done or not 1e-15 * scale < step < 1e15 * scale:
             yield from _check_finite_optimum(
-                lo, hi, where, lower=not ruled_out_infinity, separable=not ruled_out_separable
+                lo,
+                hi,
+                where,
+                lower=not ruled_out_infinity,
+                separable=not ruled_out_separable,
+                origin=known,
             )
             if done:
                 return Solution(beta, point, evaluations, True)
@@ -206,6 +250,47 @@ def newton(*, where: str, max_evaluations: int = 100, step_tol: float = 1e-12) -
         point = yield ("evaluate", step)
         evaluations += 1
     return Solution(point.beta, point, evaluations, False)
+
+
+def _step(point: Objective) -> float:
+    """The next beta: Newton's step in u = log beta (NaN without curvature there), or, when the
+    pass gave the third derivative, Halley's step (cubic convergence) in u or in beta itself,
+    whichever's correction to Newton's step is the smaller (f' is nearer linear there: in beta
+    for logits small against T, in log beta for saturated ones).
+
+    In u, d/du f(e^u) = beta g, d2/du2 = beta^2 h + beta g and d3/du3 = beta^3 t + 3 beta^2 h
+    + beta g (g, h, t the derivatives in beta).
+    """
+    beta, g, h, t = point.beta, point.gradient, point.curvature, point.third
+    first = beta * g
+    second = beta * beta * h + first
+    newton_u = beta * math.exp(-first / second) if second > 0 else math.nan
+    if t is None or not (h > 0 and math.isfinite(t)):
+        if second > 0:
+            return newton_u
+        # f is not convex in u here (f' < 0 and steep against f'': beta far below the
+        # optimum): Newton's step in beta, the root of f''s tangent (below the root where f'
+        # is concave)
+        return beta - g / h if g < 0 < h else math.nan
+    # the corrections as products of ratios: h * h underflows for logits of order 1e-100
+    correction_b = 1.0 - 0.5 * (g / h) * (t / h)
+    correction_u = math.nan
+    if second > 0:
+        third_u = beta**3 * t + 3.0 * beta * beta * h + first
+        correction_u = 1.0 - 0.5 * (first / second) * (third_u / second)
+    in_u = 0.5 <= correction_u <= 2.0 and not abs(correction_b - 1.0) < abs(correction_u - 1.0)
+    if in_u:
+        return beta * math.exp(-first / second / correction_u)
+    if 0.5 <= correction_b <= 2.0:
+        return beta - g / h / correction_b
+    return newton_u if second > 0 else beta - g / h if g < 0 else math.nan
+
+
+def _far_from_one(origin: Objective | None) -> bool:
+    """Whether f at beta = 0 shows a spread of the logits beyond :data:`FAR_SCALE` from 1."""
+    if origin is None or not math.isfinite(origin.curvature) or origin.curvature <= 0:
+        return False
+    return not 1.0 / FAR_SCALE**2 <= origin.curvature <= FAR_SCALE**2
 
 
 def _bracket(point: Objective, lo: float, hi: float) -> tuple[float, float]:
@@ -305,7 +390,13 @@ def drive_many(
 
 
 def _check_finite_optimum(
-    lo: float, hi: float, where: str, *, lower: bool = True, separable: bool = True
+    lo: float,
+    hi: float,
+    where: str,
+    *,
+    lower: bool = True,
+    separable: bool = True,
+    origin: Objective | None = None,
 ) -> Generator[Request, Any, None]:
     """Raise when the NLL has no minimiser at a finite positive beta, decided exactly.
 
@@ -319,8 +410,10 @@ def _check_finite_optimum(
             "temperature goes to 0 (every prediction is right with a margin), so there is no "
             "finite maximum-likelihood temperature. Fit on held-out data with errors in it."
         )
-    if lower and lo == 0.0 and (yield ("evaluate", 0.0)).gradient >= 0.0:
-        raise _uniform_error(where)
+    if lower and lo == 0.0:
+        at_zero = origin if origin is not None else (yield ("evaluate", 0.0))
+        if at_zero.gradient >= 0.0:
+            raise _uniform_error(where)
 
 
 def _uniform_error(where: str) -> InputError:

@@ -196,13 +196,25 @@ def _multiclass(
 ) -> InvarianceReport:
     pred_b, pred_a = b.argmax(axis=1), a.argmax(axis=1)
     count, first = _changed(pred_b != pred_a)
-    checks = [
-        InvarianceCheck(
-            "argmax", "predicted class of each row", np.array_equal(pred_b, pred_a), count, first
-        )
-    ]
+    accuracy = None
     if y is not None:
-        acc_b, acc_a = float(np.mean(pred_b == y)), float(np.mean(pred_a == y))
+        accuracy = (float(np.mean(pred_b == y)), float(np.mean(pred_a == y)))
+    return _argmax_checks(int(b.shape[0]), n_classes, count, first, accuracy)
+
+
+def argmax_report(n: int, n_classes: int, *, correct: int) -> InvarianceReport:
+    """The report of a map that moved no row's argmax, ``correct`` rows of ``n`` predicting
+    their label (what a pass that checked every row as it went found)."""
+    accuracy = float(np.float64(correct) / n)
+    return _argmax_checks(n, n_classes, 0, None, (accuracy, accuracy))
+
+
+def _argmax_checks(
+    n: int, n_classes: int, count: int, first: int | None, accuracy: tuple[float, float] | None
+) -> InvarianceReport:
+    checks = [InvarianceCheck("argmax", "predicted class of each row", count == 0, count, first)]
+    if accuracy is not None:
+        acc_b, acc_a = accuracy
         checks.append(
             InvarianceCheck(
                 "accuracy",
@@ -212,7 +224,7 @@ def _multiclass(
                 after=acc_a,
             )
         )
-    return InvarianceReport("multiclass", int(b.shape[0]), n_classes, None, tuple(checks))
+    return InvarianceReport("multiclass", n, n_classes, None, tuple(checks))
 
 
 def _binary(

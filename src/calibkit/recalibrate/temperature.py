@@ -16,7 +16,7 @@ from ..forecasts import sigmoid, softmax
 from ..measure import temperature as tm
 from ._inputs import away_from_0_and_1, no_clip_for_logits, warn_extreme_logits
 from .base import Calibrator, flag, integer, number, obj, text
-from .invariance import InvarianceReport, check_invariance
+from .invariance import InvarianceReport, argmax_report, check_invariance
 
 __all__ = ["TemperatureScaling", "fit_temperature"]
 
@@ -130,10 +130,11 @@ class TemperatureScaling(Calibrator):
         z, y = _prepare(scores, labels, settings=self, where=where)
         if self.from_logits:
             warn_extreme_logits(z, y, where=where)
-        at_one = tm.evaluate(z, y, 1.0)
         if method == "newton":
             solution = tm.solve(z, y, where=where)
+            at_one = solution.at_one or tm.evaluate(z, y, 1.0)
         else:
+            at_one = tm.evaluate(z, y, 1.0)
             solution = _golden(z, y)
         beta = solution.beta
         self.temperature_ = 1.0 / beta
@@ -151,7 +152,7 @@ class TemperatureScaling(Calibrator):
                 CalibkitWarning,
                 stacklevel=2,
             )
-        self.invariance_ = self._check_invariance(z, y)
+        self.invariance_ = self._check_invariance(z, y, solution.objective)
         return self
 
     def fit_engine(
@@ -203,13 +204,24 @@ class TemperatureScaling(Calibrator):
         if self.from_logits is False and self.clip is None:  # refuses 0 and 1, warns of nothing
             _logits(scores, settings=self, where=where)
 
-    def _check_invariance(self, z: np.ndarray, y: np.ndarray) -> InvarianceReport:
+    def _check_invariance(
+        self, z: np.ndarray, y: np.ndarray, final: tm.Objective
+    ) -> InvarianceReport:
         """What the fitted map changed on the calibration data (nothing, for T > 0: the order of
         every row's logits, hence argmax and accuracy, and for binary scores the order of the
         scores, AUC and the 0.5 decisions). Checked exactly, not assumed; warns if anything
-        moved (rounding can tie two nearly equal scaled logits)."""
-        # compared on the logit scale: probabilities saturate at 0 and 1 and would tie there
-        report = check_invariance(z, self._scaled(z), labels=y, threshold=0.0)
+        moved (rounding can tie two nearly equal scaled logits).
+
+        The numba pass at the fitted T checks every argmax of the logits divided by T as it
+        goes (``final.argmax``); otherwise, or when a row moved, the logits are divided here."""
+        report = None
+        if final.argmax is not None and 1.0 / final.beta == self.temperature_:
+            moved, first, correct = final.argmax
+            if moved == 0:
+                report = argmax_report(z.shape[0], z.shape[1], correct=correct)
+        if report is None:
+            # on the logit scale: probabilities saturate at 0 and 1 and would tie there
+            report = check_invariance(z, self._scaled(z), labels=y, threshold=0.0)
         if not report.ok:
             warnings.warn(
                 f"{type(self).__name__}.fit: the fitted temperature changed what it must not: "

@@ -1,0 +1,494 @@
+"""Exact ranking without a comparison sort: the numba kernels behind the AUC's pair counts, the
+risk-coverage steps and order statistics (optional; importing this module needs numba).
+
+Every finite float maps to an integer key with the same order: its bits as an int64, the
+negative ones with their 63 value bits flipped (-0.0 counts as 0.0). One counting pass over
+the leading 16 bits of the keys (with each such bucket's smallest and largest key) shows where
+the values lie; from it, coarse buckets of about N / :data:`COARSE` values each are cut, each
+over its own key range, so that crowded leading buckets split by further bits and sparse
+neighbours merge. A second pass counts each class per coarse bucket and a third places each
+class's keys in coarse-bucket order (in row blocks, on threads). Then each coarse bucket,
+small enough for the cache, is sorted by one more counting pass over its own range and
+insertion sorts of about :data:`TARGET` values; a bucket of one key value needs nothing.
+
+With the two classes' keys in order, the AUC's pairs in different buckets are counted from
+prefix sums and those inside one bucket by a merge, as integers; the same order gives the
+distinct thresholds of the risk-coverage curve and any order statistic.
+
+The numpy code in ``calibkit._kernels`` (two sorts and a binary search; one argsort) is the
+reference these kernels are tested against: they agree exactly, integer for integer.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._numba_kernels import BLOCK, block_ranges, n_threads, thread_pool
+
+#: Leading key bits of the first counting pass.
+LEAD_BITS = 16
+_LEAD = 1 << LEAD_BITS
+_HALF = 1 << (LEAD_BITS - 1)
+_DROP = 64 - LEAD_BITS
+#: About this many coarse buckets (each sorted in cache by :func:`_refine`).
+COARSE = 2048
+#: Fewest values a coarse bucket aims at (small inputs: few buckets).
+_COARSE_MIN = 4096
+#: Values per fine bucket the refining pass aims at (the insertion sorts' size).
+TARGET = 8
+#: A coarse bucket larger than this many values (a dense cluster) is sorted by ``ndarray.sort``
+#: instead of refined through a scratch buffer of its size.
+_SCRATCH = 1 << 20
+#: Values converted to float64 at a time (a block in L1 cache).
+_CHUNK = 1024
+_FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
+_INSERTION = 32
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_keys(s, start, n, buf, bits):  # pragma: no cover - compiled
+    """Keys of s[start:start + n] into ``bits`` (the int64 view of the float64 ``buf``)."""
+    for j in range(n):
+        buf[j] = np.float64(s[start + j]) + 0.0  # -0.0 + 0.0 is 0.0: equal values, one key
+    for j in range(n):
+        b = bits[j]
+        if b < 0:
+            bits[j] = b ^ _FLIP
+
+
+@numba.njit(cache=True, nogil=True)
+def _bits(k):  # pragma: no cover - compiled
+    """The bits (as an int64) of the float64 whose key is k."""
+    return k if k >= 0 else k ^ _FLIP
+
+
+@numba.njit(cache=True, nogil=True)
+def _lead_counts(s, lo, hi):  # pragma: no cover - compiled
+    """Rows lo..hi: count, smallest and largest key per leading-bits bucket."""
+    count = np.zeros(_LEAD, dtype=np.int64)
+    kmin = np.full(_LEAD, np.iinfo(np.int64).max, dtype=np.int64)
+    kmax = np.full(_LEAD, np.iinfo(np.int64).min, dtype=np.int64)
+    buf = np.empty(_CHUNK)
+    bits = buf.view(np.int64)
+    for start in range(lo, hi, _CHUNK):
+        n = min(_CHUNK, hi - start)
+        _fill_keys(s, start, n, buf, bits)
+        for j in range(n):
+            k = bits[j]
+            h = (k >> _DROP) + _HALF
+            count[h] += 1
+            if k < kmin[h]:
+                kmin[h] = k
+            if k > kmax[h]:
+                kmax[h] = k
+    return count, kmin, kmax
+
+
+@numba.njit(cache=True, nogil=True)
+def _bit_length(v):  # pragma: no cover - compiled
+    n = 0
+    while v > 0:
+        v >>= 1
+        n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def _plan(count, kmin, kmax, target):  # pragma: no cover - compiled
+    """Coarse buckets: the keys of leading bucket h go to ``first[h] + ((k - kmin[h]) >>
+    shift[h])``. A leading bucket of more than ``target`` values splits into sub-ranges of
+    about ``target``; consecutive smaller ones (of one sign) share one bucket. Returns first,
+    shift and the number of coarse buckets."""
+    first = np.zeros(_LEAD, dtype=np.int64)
+    shift = np.zeros(_LEAD, dtype=np.int64)
+    total = 0
+    filled = target  # values in the open shared bucket (none open yet)
+    open_negative = False
+    for h in range(_LEAD):
+        c = count[h]
+        if c == 0:
+            continue
+        if c <= target:
+            # a new shared bucket when the open one is full or holds keys of the other sign
+            # (a bucket's key span must fit an int64)
+            if filled + c > target or (h >= _HALF and open_negative):
+                total += 1
+                filled = 0
+                open_negative = h < _HALF
+            first[h] = total - 1
+            shift[h] = 63  # every key of h into the one bucket: k - kmin[h] < 2**48
+            filled += c
+            continue
+        span = kmax[h] - kmin[h]
+        width = _bit_length(span)
+        sh = max(0, width - _bit_length((c - 1) // target))
+        first[h] = total
+        shift[h] = sh
+        total += (span >> sh) + 1
+        filled = target  # close the shared bucket
+    return first, shift, total
+
+
+@numba.njit(cache=True, nogil=True)
+def _coarse_counts(s, positive, kmin, first, shift, n_coarse, lo, hi):  # pragma: no cover
+    """Rows lo..hi: (2, n_coarse) counts of negatives and positives per coarse bucket."""
+    count = np.zeros((2, n_coarse), dtype=np.int64)
+    buf = np.empty(_CHUNK)
+    bits = buf.view(np.int64)
+    for start in range(lo, hi, _CHUNK):
+        n = min(_CHUNK, hi - start)
+        _fill_keys(s, start, n, buf, bits)
+        for j in range(n):
+            k = bits[j]
+            h = (k >> _DROP) + _HALF
+            b = first[h] + ((k - kmin[h]) >> shift[h])
+            count[1 if positive[start + j] else 0, b] += 1
+    return count
+
+
+@numba.njit(cache=True, nogil=True)
+def _scatter(s, positive, kmin, first, shift, at, kneg, kpos, lo, hi):  # pragma: no cover
+    """Rows lo..hi: each key to its class's next slot of its coarse bucket (``at[c, b]``, this
+    block's own slots)."""
+    buf = np.empty(_CHUNK)
+    bits = buf.view(np.int64)
+    for start in range(lo, hi, _CHUNK):
+        n = min(_CHUNK, hi - start)
+        _fill_keys(s, start, n, buf, bits)
+        for j in range(n):
+            k = bits[j]
+            h = (k >> _DROP) + _HALF
+            b = first[h] + ((k - kmin[h]) >> shift[h])
+            if positive[start + j]:
+                kpos[at[1, b]] = k
+                at[1, b] += 1
+            else:
+                kneg[at[0, b]] = k
+                at[0, b] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _insertion(a, lo, hi):  # pragma: no cover - compiled
+    for i in range(lo + 1, hi):
+        x = a[i]
+        j = i - 1
+        while j >= lo and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
+@numba.njit(cache=True, nogil=True)
+def _refine(a, lo, hi, scratch, count):  # pragma: no cover - compiled
+    """Sort a[lo:hi] (one coarse bucket): counting by the leading bits of its own key range
+    into ``scratch``, then insertion sorts of the fine buckets."""
+    m = hi - lo
+    if m < 2:
+        return
+    small = a[lo]
+    large = a[lo]
+    for i in range(lo + 1, hi):
+        small = min(small, a[i])
+        large = max(large, a[i])
+    if small == large:  # one key value: sorted
+        return
+    if m <= _INSERTION:
+        _insertion(a, lo, hi)
+        return
+    if m > scratch.shape[0]:  # a dense cluster beyond the scratch budget
+        a[lo:hi].sort()
+        return
+    span = large - small
+    sh = max(0, _bit_length(span) - _bit_length((m - 1) // TARGET))
+    nb = (span >> sh) + 1
+    count[: nb + 1] = 0
+    for i in range(lo, hi):
+        count[((a[i] - small) >> sh) + 1] += 1
+    for b in range(nb):
+        count[b + 1] += count[b]
+    for i in range(lo, hi):
+        b = (a[i] - small) >> sh
+        scratch[count[b]] = a[i]
+        count[b] += 1
+    a[lo:hi] = scratch[:m]
+    start = lo
+    for b in range(nb):  # count[b] is now the end of fine bucket b
+        end = lo + count[b]
+        if end - start > 1 and sh > 0:
+            if end - start > _INSERTION:
+                a[start:end].sort()
+            else:
+                _insertion(a, start, end)
+        start = end
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_buckets(kneg, kpos, ends, lo, hi, budget):  # pragma: no cover - compiled
+    """Sort each class's segment of coarse buckets lo..hi in place (``ends[c, b]`` is the end
+    of class c's segment of bucket b)."""
+    size = 0
+    for b in range(lo, hi):
+        for c in range(2):
+            start = ends[c, b - 1] if b > 0 else 0
+            size = max(size, ends[c, b] - start)
+    size = min(size, budget)
+    scratch = np.empty(size, dtype=np.int64)
+    count = np.empty(size // TARGET * 2 + 2, dtype=np.int64)
+    for b in range(lo, hi):
+        for c in range(2):
+            start = ends[c, b - 1] if b > 0 else 0
+            _refine(kpos if c == 1 else kneg, start, ends[c, b], scratch, count)
+
+
+@numba.njit(cache=True, nogil=True)
+def _pairs(kneg, kpos, ends, lo, hi):  # pragma: no cover - compiled
+    """2U of the positives of coarse buckets lo..hi: twice the negatives below each and once
+    those equal to it (the negatives of lower buckets are all below)."""
+    twice = 0
+    for b in range(lo, hi):
+        ps = ends[1, b - 1] if b > 0 else 0
+        ns = ends[0, b - 1] if b > 0 else 0
+        pe = ends[1, b]
+        ne = ends[0, b]
+        if pe == ps:
+            continue
+        twice += 2 * (pe - ps) * ns
+        below = ns
+        upto = ns
+        for i in range(ps, pe):
+            k = kpos[i]
+            while below < ne and kneg[below] < k:
+                below += 1
+            if upto < below:
+                upto = below
+            while upto < ne and kneg[upto] <= k:
+                upto += 1
+            twice += 2 * (below - ns) + (upto - below)
+    return twice
+
+
+@numba.njit(cache=True, nogil=True)
+def _steps(kneg, kpos, threshold, acted, wrong):  # pragma: no cover - compiled
+    """Merge the sorted classes from the top: each distinct value (into the int64 view
+    ``threshold`` of a float64 array) with how many values are at least it (``acted``) and how
+    many of those are negatives (``wrong``). Returns the count."""
+    steps = 0
+    n_acted = 0
+    n_wrong = 0
+    i = kpos.shape[0] - 1
+    j = kneg.shape[0] - 1
+    while i >= 0 or j >= 0:
+        k = kpos[i] if j < 0 or (i >= 0 and kpos[i] >= kneg[j]) else kneg[j]
+        while i >= 0 and kpos[i] == k:
+            n_acted += 1
+            i -= 1
+        while j >= 0 and kneg[j] == k:
+            n_acted += 1
+            n_wrong += 1
+            j -= 1
+        threshold[steps] = _bits(k)
+        acted[steps] = n_acted
+        wrong[steps] = n_wrong
+        steps += 1
+    return steps
+
+
+@numba.njit(cache=True, nogil=True)
+def _select(kneg, kpos, ranks, out):  # pragma: no cover - compiled
+    """The values of the 0-based ``ranks`` of the merged classes (into the int64 view ``out``
+    of a float64 array): for each, a bisection for how many of the rank + 1 smallest are
+    positives."""
+    n_pos = kpos.shape[0]
+    n_neg = kneg.shape[0]
+    for t in range(ranks.shape[0]):
+        r = ranks[t]
+        lo = max(0, r + 1 - n_neg)
+        hi = min(r + 1, n_pos)
+        while lo < hi:  # the first i with kpos[i] >= kneg[r - i]
+            mid = (lo + hi) >> 1
+            if kpos[mid] < kneg[r - mid]:
+                lo = mid + 1
+            else:
+                hi = mid
+        j = r + 1 - lo
+        if lo == 0:
+            k = kneg[j - 1]
+        elif j == 0:
+            k = kpos[lo - 1]
+        else:
+            k = max(kpos[lo - 1], kneg[j - 1])
+        out[t] = _bits(k)
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather(s, kmin, first, shift, slot, at, out, lo, hi):  # pragma: no cover - compiled
+    """Rows lo..hi: the keys of the coarse buckets with ``slot[b] >= 0`` into ``out`` at this
+    block's next positions ``at[slot[b]]``."""
+    buf = np.empty(_CHUNK)
+    bits = buf.view(np.int64)
+    for start in range(lo, hi, _CHUNK):
+        n = min(_CHUNK, hi - start)
+        _fill_keys(s, start, n, buf, bits)
+        for j in range(n):
+            k = bits[j]
+            h = (k >> _DROP) + _HALF
+            g = slot[first[h] + ((k - kmin[h]) >> shift[h])]
+            if g >= 0:
+                out[at[g]] = k
+                at[g] += 1
+
+
+# ----------------------------------------------------------------------------- drivers
+
+
+def _map_blocks(kernel, n, *args):
+    blocks = block_ranges(n, BLOCK)
+    if len(blocks) == 1:
+        return [kernel(*args, 0, n)]
+    return list(thread_pool().map(lambda b: kernel(*args, b[0], b[1]), blocks))
+
+
+def _ranges(ends: np.ndarray, parts: int) -> list[tuple[int, int]]:
+    """Coarse-bucket ranges holding about equal numbers of values."""
+    n_coarse = ends.shape[1]
+    if parts <= 1 or n_coarse < 2:
+        return [(0, n_coarse)]
+    total = ends[0] + ends[1]
+    cuts = np.searchsorted(total, np.linspace(0, total[-1], parts + 1)[1:-1])
+    edges = [0, *sorted({int(c) for c in cuts}), n_coarse]
+    return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=False) if b > a]
+
+
+def sorted_classes(s, positive):
+    """The keys of checked finite scores ``s`` sorted apart by class (``positive`` holds 0/1
+    of any integer or bool dtype): (negatives, positives)."""
+    s = np.ascontiguousarray(s)
+    positive = np.ascontiguousarray(positive)
+    if positive.dtype == np.bool_:
+        positive = positive.view(np.uint8)
+    n = s.shape[0]
+    parts = _map_blocks(_lead_counts, n, s)
+    count = np.sum([p[0] for p in parts], axis=0)
+    kmin = np.min([p[1] for p in parts], axis=0)
+    kmax = np.max([p[2] for p in parts], axis=0)
+    first, shift, n_coarse = _plan(count, kmin, kmax, max(_COARSE_MIN, n // COARSE))
+    blocks = block_ranges(n, BLOCK)
+    counts = _map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
+    ends = np.cumsum(np.sum(counts, axis=0), axis=1)  # (2, n_coarse): end of each segment
+    # each block's first slots: the segment's start plus what earlier blocks put there
+    at = ends - np.sum(counts, axis=0)
+    starts = []
+    for c in counts:
+        starts.append(at.copy())
+        at += c
+    kneg = np.empty(int(ends[0, -1]) if n_coarse else 0, dtype=np.int64)
+    kpos = np.empty(int(ends[1, -1]) if n_coarse else 0, dtype=np.int64)
+    if len(blocks) == 1:
+        _scatter(s, positive, kmin, first, shift, starts[0], kneg, kpos, 0, n)
+    else:
+        list(
+            thread_pool().map(
+                lambda bs: _scatter(
+                    s, positive, kmin, first, shift, bs[1], kneg, kpos, bs[0][0], bs[0][1]
+                ),
+                zip(blocks, starts, strict=True),
+            )
+        )
+    ranges = _ranges(ends, n_threads() if n >= BLOCK else 1)
+    if len(ranges) == 1:
+        _sort_buckets(kneg, kpos, ends, 0, n_coarse, _SCRATCH)
+    else:
+        list(
+            thread_pool().map(
+                lambda r: _sort_buckets(kneg, kpos, ends, r[0], r[1], _SCRATCH), ranges
+            )
+        )
+    return kneg, kpos, ends
+
+
+def pair_counts(s, positive):
+    """(2U, n_pos, n_neg), as ``measure.ranking.pair_counts_numpy``."""
+    return pairs_of(*sorted_classes(s, positive))
+
+
+def pairs_of(kneg, kpos, ends):
+    """(2U, n_pos, n_neg) of the sorted classes."""
+    ranges = _ranges(ends, n_threads() if kneg.size + kpos.size >= BLOCK else 1)
+    if len(ranges) == 1:
+        twice = _pairs(kneg, kpos, ends, 0, ends.shape[1])
+    else:
+        twice = sum(thread_pool().map(lambda r: _pairs(kneg, kpos, ends, r[0], r[1]), ranges))
+    return int(twice), int(kpos.size), int(kneg.size)
+
+
+def steps(s, right):
+    """Distinct values in decreasing order, and how many values (and how many not ``right``)
+    are at least each, as ``decide.coverage.sorted_steps``."""
+    kneg, kpos, _ = sorted_classes(s, right)
+    n = s.shape[0]
+    threshold = np.empty(n, dtype=np.float64)
+    acted = np.empty(n, dtype=np.int64)
+    wrong = np.empty(n, dtype=np.int64)
+    m = _steps(kneg, kpos, threshold.view(np.int64), acted, wrong)
+    return threshold[:m], acted[:m], wrong[:m]
+
+
+def _coarse(s, positive):
+    """Leading counts, the coarse plan and each block's (2, n_coarse) class counts."""
+    n = s.shape[0]
+    parts = _map_blocks(_lead_counts, n, s)
+    count = np.sum([p[0] for p in parts], axis=0)
+    kmin = np.min([p[1] for p in parts], axis=0)
+    kmax = np.max([p[2] for p in parts], axis=0)
+    first, shift, n_coarse = _plan(count, kmin, kmax, max(_COARSE_MIN, n // COARSE))
+    counts = _map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
+    return kmin, first, shift, counts
+
+
+def order_statistics(s, ranks):
+    """The values (float64) of the sorted 0-based ``ranks`` among checked finite ``s``, as
+    ``np.partition(s, ranks)[ranks]``: two counting passes, then one pass that gathers only the
+    coarse buckets holding a requested rank, each sorted in cache."""
+    s = np.ascontiguousarray(s)
+    n = s.shape[0]
+    ranks = np.asarray(ranks, dtype=np.int64)
+    kmin, first, shift, counts = _coarse(s, np.zeros(n, dtype=np.uint8))
+    per_block = np.stack([c[0] for c in counts])  # (blocks, n_coarse): one class here
+    ends = np.cumsum(per_block.sum(axis=0))
+    holder = np.searchsorted(ends, ranks, side="right")  # the coarse bucket of each rank
+    wanted = np.unique(holder)
+    slot = np.full(ends.size, -1, dtype=np.int64)
+    slot[wanted] = np.arange(wanted.size)
+    sizes = per_block[:, wanted]
+    offsets = np.concatenate(([0], np.cumsum(sizes.sum(axis=0))))
+    at = offsets[:-1] + np.cumsum(sizes, axis=0) - sizes  # each block's first positions
+    out = np.empty(int(offsets[-1]), dtype=np.int64)
+    blocks = block_ranges(n, BLOCK)
+    list(
+        thread_pool().map(
+            lambda b: _gather(s, kmin, first, shift, slot, at[b[0]].copy(), out, *b[1]),
+            enumerate(blocks),
+        )
+    )
+    values = np.empty(ranks.size)
+    starts = np.concatenate(([0], ends))
+    for g, b in enumerate(wanted.tolist()):
+        keys = np.sort(out[offsets[g] : offsets[g + 1]])
+        mine = holder == b
+        values[mine] = _values(keys[ranks[mine] - starts[b]])
+    return values
+
+
+def _values(keys: np.ndarray) -> np.ndarray:
+    """The float64 values of keys (vectorised inverse of the key map)."""
+    bits = np.where(keys >= 0, keys, keys ^ _FLIP)
+    return bits.view(np.float64)
+
+
+def select(kneg, kpos, ranks):
+    """The values of the sorted 0-based ``ranks`` among the two sorted classes."""
+    out = np.empty(len(ranks))
+    if len(ranks):
+        _select(kneg, kpos, np.asarray(ranks, dtype=np.int64), out.view(np.int64))
+    return out

@@ -1,0 +1,116 @@
+"""The calibration slope's passes as fused numba kernels (optional; importing this module needs
+numba).
+
+Each reads the forecasts and outcomes once, in row blocks on threads, computes each logit in
+the loop (no array of logits, no float copy of the outcomes) and accumulates in float64. The
+numpy code in ``calibkit.measure.slope`` (``split_certain``, ``grid_counts``, ``slope_terms``)
+is the reference these kernels are tested against.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._numba_kernels import BLOCK, block_ranges, thread_pool
+
+
+@numba.njit(cache=True, nogil=True)
+def _grid(conf, outcome, steps, span, cells, lo, hi):  # pragma: no cover - compiled
+    """Rows lo..hi: the logit histogram of the forecasts strictly inside (0, 1) per outcome,
+    the number of forecasts of exactly 0 or 1, and how many of those failed."""
+    hist = np.zeros((2, cells), dtype=np.int64)
+    certain = 0
+    failed = 0
+    for i in range(lo, hi):
+        p = np.float64(conf[i])
+        hit = outcome[i] != 0
+        if p <= 0.0 or p >= 1.0:
+            certain += 1
+            if (p >= 1.0) != hit:
+                failed += 1
+            continue
+        x = np.log(p / (1.0 - p))  # the logit by one log (1 - p is exact from p = 1/2 up)
+        cell = int(np.rint((min(max(x, -span), span) + span) * steps))
+        hist[1 if hit else 0, cell] += 1
+    return hist, certain, failed
+
+
+@numba.njit(cache=True, nogil=True)
+def _terms(conf, outcome, points, lo, hi):  # pragma: no cover - compiled
+    """Rows lo..hi strictly inside (0, 1): at each point (a, b), the sums of the log-likelihood
+    of sigmoid(a + b x), its gradient and the information, x the logit of the forecast.
+
+    exp(-|a + b x|) costs one exp, except at slope 1 (the in-the-large fit), where it is
+    exp(a) (1 - p) / p or its inverse: plain arithmetic."""
+    n_points = points.shape[0]
+    acc = np.zeros((n_points, 6))
+    lift = np.exp(points[:, 0])
+    for i in range(lo, hi):
+        p = np.float64(conf[i])
+        if not (p > 0.0 and p < 1.0):
+            continue
+        hit = outcome[i] != 0
+        y = 1.0 if hit else 0.0
+        odds = p / (1.0 - p)
+        x = np.log(odds)
+        for j in range(n_points):
+            eta = points[j, 0] + points[j, 1] * x
+            if points[j, 1] == 1.0:
+                e = lift[j] * odds  # exp(eta)
+                u = 1.0 / e if eta >= 0.0 else e
+            else:
+                u = np.exp(-abs(eta))
+            soft = np.log1p(u)  # log(1 + exp(-|eta|))
+            if eta >= 0.0:
+                log_p = -soft
+                log_q = -eta - soft
+                q = 1.0 / (1.0 + u)
+            else:
+                log_p = eta - soft
+                log_q = -soft
+                q = u / (1.0 + u)
+            w = q * (1.0 - q)
+            r = y - q
+            acc[j, 0] += log_p if hit else log_q
+            acc[j, 1] += r
+            acc[j, 2] += r * x
+            acc[j, 3] += w
+            acc[j, 4] += w * x
+            acc[j, 5] += w * x * x
+    return acc
+
+
+def _prepared(conf, outcome):
+    conf = np.ascontiguousarray(conf)
+    outcome = np.ascontiguousarray(outcome)
+    if outcome.dtype == np.bool_:
+        outcome = outcome.view(np.uint8)
+    elif outcome.dtype == np.float16:  # numba has no float16 arithmetic
+        outcome = outcome.astype(np.float32)
+    return conf, outcome
+
+
+def _map(kernel, n, *args):
+    blocks = block_ranges(n, BLOCK)
+    if len(blocks) == 1:
+        return [kernel(*args, 0, n)]
+    return list(thread_pool().map(lambda b: kernel(*args, b[0], b[1]), blocks))
+
+
+def grid(conf, outcome, steps, span, cells):
+    """(n_certain, n_failed, (2, cells) histogram), as ``split_certain`` and ``grid_counts``."""
+    conf, outcome = _prepared(conf, outcome)
+    parts = _map(_grid, conf.shape[0], conf, outcome, float(steps), float(span), int(cells))
+    hist = parts[0][0]
+    for more, _, _ in parts[1:]:
+        hist += more
+    return sum(p[1] for p in parts), sum(p[2] for p in parts), hist
+
+
+def terms(conf, outcome, points):
+    """The sums of ``slope_terms`` at each point, in one pass."""
+    conf, outcome = _prepared(conf, outcome)
+    at = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    parts = _map(_terms, conf.shape[0], conf, outcome, at)
+    return list(np.sum(parts, axis=0))
