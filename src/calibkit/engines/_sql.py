@@ -450,11 +450,17 @@ def bin_expression(column: str, edges: np.ndarray, closed: str) -> str:
     :func:`calibkit.bin_index`): ``(e_j, e_j+1]`` for ``closed="right"``, ``[e_j, e_j+1)`` for
     ``"left"``."""
     inner = np.asarray(edges, dtype=np.float64)[1:-1]
-    if inner.size == 0:
-        return "0"
     op = ">" if closed == "right" else ">="
-    return (
-        "("
-        + " + ".join(f"CASE WHEN {column} {op} {number(e)} THEN 1 ELSE 0 END" for e in inner)
-        + ")"
-    )
+
+    def count(lo: int, hi: int) -> str:
+        """How many of the (sorted) inner edges lo..hi lie below the value: a bisection, so a
+        row meets about log2(M) comparisons instead of M - 1."""
+        if lo == hi:
+            return str(lo)
+        mid = (lo + hi) // 2
+        return (
+            f"CASE WHEN {column} {op} {number(inner[mid])} THEN {count(mid + 1, hi)} "
+            f"ELSE {count(lo, mid)} END"
+        )
+
+    return f"({count(0, inner.size)})"
