@@ -39,12 +39,13 @@ def _grid(conf, outcome, steps, span, cells, lo, hi):  # pragma: no cover - comp
 @numba.njit(cache=True, nogil=True)
 def _terms(conf, outcome, points, lo, hi):  # pragma: no cover - compiled
     """Rows lo..hi strictly inside (0, 1): at each point (a, b), the sums of the log-likelihood
-    of sigmoid(a + b x), its gradient and the information, x the logit of the forecast.
+    of sigmoid(a + b x), its gradient, the information and the information's derivatives
+    (``measure.slope.slope_terms``), x the logit of the forecast.
 
     exp(-|a + b x|) costs one exp, except at slope 1 (the in-the-large fit), where it is
     exp(a) (1 - p) / p or its inverse: plain arithmetic."""
     n_points = points.shape[0]
-    acc = np.zeros((n_points, 6))
+    acc = np.zeros((n_points, 10))
     lift = np.exp(points[:, 0])
     for i in range(lo, hi):
         p = np.float64(conf[i])
@@ -78,6 +79,11 @@ def _terms(conf, outcome, points, lo, hi):  # pragma: no cover - compiled
             acc[j, 3] += w
             acc[j, 4] += w * x
             acc[j, 5] += w * x * x
+            skew = w * (1.0 - 2.0 * q)
+            acc[j, 6] += skew
+            acc[j, 7] += skew * x
+            acc[j, 8] += skew * x * x
+            acc[j, 9] += skew * x * x * x
     return acc
 
 

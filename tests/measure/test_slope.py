@@ -172,3 +172,35 @@ def test_numba_sums_and_histogram_equal_the_reference() -> None:
     assert hist.sum(axis=1).tolist() == want.sum(axis=1).tolist()
     # the kernel's logit is log(p / (1 - p)): a cell boundary may fall between it and numpy's
     assert np.abs(hist - want).sum() <= 4
+
+
+def test_a_start_from_the_fine_histogram_takes_one_round_and_moves_the_information(
+    monkeypatch,
+) -> None:
+    """The fit on the fine logit histogram lies within 1e-6 of the maximum, so one pass over
+    the rows (both fits) finishes it; the information is carried along the last step by its
+    derivatives, so the standard errors are those at the fit itself."""
+    from calibkit.measure import slope as S
+
+    p, y = _forecasts(200_000, 6, a=0.3, b=0.7)
+    rounds = []
+    fit_from_sums = S.slope_from_sums
+
+    def counted(evaluate, **kw):
+        def each(points):
+            rounds.append(len(points))
+            return evaluate(points)
+
+        return fit_from_sums(each, **kw)
+
+    monkeypatch.setattr(S, "slope_from_sums", counted)
+    s = S.slope_of(p, y)
+    assert rounds == [2]  # one round, the joint and the in-the-large fit together
+    x = np.log(p) - np.log1p(-p)
+    q = 1.0 / (1.0 + np.exp(-(s.intercept + s.slope * x)))
+    w = q * (1 - q)
+    cov = np.linalg.inv([[w.sum(), (w * x).sum()], [(w * x).sum(), (w * x * x).sum()]])
+    assert s.intercept_se == pytest.approx(math.sqrt(cov[0, 0]), rel=1e-10)
+    assert s.slope_se == pytest.approx(math.sqrt(cov[1, 1]), rel=1e-10)
+    assert np.sum(y - q) == pytest.approx(0.0, abs=1e-6)  # the score equations hold
+    assert np.sum((y - q) * x) == pytest.approx(0.0, abs=1e-6)

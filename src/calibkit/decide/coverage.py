@@ -204,17 +204,26 @@ def risk_coverage(
 def curve(conf: np.ndarray, out: np.ndarray) -> RiskCoverage:
     """:func:`risk_coverage` of checked arrays."""
     steps = sorted_steps(conf, out)
-    n = steps.n
-    coverage = np.concatenate(([0.0], steps.acted / n))
-    risk = np.concatenate(([np.nan], steps.wrong / steps.acted))
-    added = np.diff(coverage)
+    n, m = steps.n, steps.threshold.size
+    # each array written once in place (no concatenated copies: 1e7 forecasts make every
+    # temporary 80 MB of fresh memory)
+    threshold = np.empty(m + 1)
+    threshold[0], threshold[1:] = np.inf, steps.threshold
+    coverage = np.empty(m + 1)
+    coverage[0] = 0.0
+    np.divide(steps.acted, n, out=coverage[1:])
+    risk = np.empty(m + 1)
+    risk[0] = np.nan
+    np.divide(steps.wrong, steps.acted, out=risk[1:])
     errors = int(steps.wrong[-1])
+    weighted = np.diff(coverage)  # the coverage each threshold adds, times its risk:
+    np.multiply(risk[1:], weighted, out=weighted)
     return RiskCoverage(
-        threshold=np.concatenate(([np.inf], steps.threshold)),
+        threshold=threshold,
         coverage=coverage,
         risk=risk,
         n=n,
         errors=errors,
-        aurc=float(np.sum(risk[1:] * added)),
+        aurc=float(np.sum(weighted)),
         oracle_aurc=oracle_aurc(n, errors),
     )

@@ -25,6 +25,7 @@ from ..measure.slope import (
     GRID_CELLS,
     GRID_SPAN,
     GRID_STEPS,
+    TERMS,
     CalibrationSlope,
     grid_start,
     slope_from_sums,
@@ -106,13 +107,13 @@ class SqlEngine(abc.ABC):
         )
 
     def _slope(self, q: Query, n: int, *, n_certain: int, n_failed: int) -> CalibrationSlope:
-        """The calibration slope fit: started from the fit on a logit histogram (one GROUP BY),
-        then one scan per round of Newton steps (both fits at once; about two rounds)."""
+        """The calibration slope fit: started from the fit on a fine logit histogram (one
+        GROUP BY), then one scan per round of Newton steps (both fits at once; usually one)."""
 
         def evaluate(points: list[tuple[float, float]]) -> list[np.ndarray]:
             row = self.fetch(q.slope_sums([(number(a), number(b)) for a, b in points]))[0]
             sums = np.array([float("nan") if x is None else float(x) for x in row])
-            return [sums[6 * k : 6 * k + 6] for k in range(len(points))]
+            return [sums[TERMS * k : TERMS * (k + 1)] for k in range(len(points))]
 
         histogram = np.zeros((2, GRID_CELLS), dtype=np.int64)
         for cell, negatives, positives in self.fetch(q.slope_histogram(GRID_STEPS, GRID_SPAN)):

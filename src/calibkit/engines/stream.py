@@ -44,6 +44,7 @@ from ..measure.distinct import MAX_STREAM_ROWS, merge_pooled
 from ..measure.pooled import Pooled, pool_ties
 from ..measure.slope import (
     GRID_CELLS,
+    TERMS,
     CalibrationSlope,
     certain_and_grid,
     grid_start,
@@ -276,14 +277,14 @@ def _slope(
     progress: Progress,
 ) -> CalibrationSlope:
     """The calibration slope fit over a re-readable stream: started from the fit on the first
-    pass's logit histogram, then one pass a round of Newton steps (about two), each checked to
+    pass's logit histogram, then one pass a round of Newton steps (usually one), each checked to
     read the rows of the first."""
     rounds = 0
 
     def evaluate(points: list[tuple[float, float]]) -> list[np.ndarray]:
         nonlocal rounds
         rounds += 1
-        sums = [np.zeros(6) for _ in points]
+        sums = [np.zeros(TERMS) for _ in points]
         seen = Fingerprint()
         rows = 0
         for f in reader.read():

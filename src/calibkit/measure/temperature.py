@@ -61,15 +61,21 @@ def evaluate(scores: np.ndarray, labels: np.ndarray, beta: float) -> Objective:
         with np.errstate(over="ignore", invalid="ignore"):
             if scores.ndim == 1:
                 total = _binary_sums(scores, labels, beta)
-            else:
-                total = _multiclass_sums(scores, labels, beta)
+            else:  # f at beta = 0 costs a second set of sums here: only at T = 1, the start
+                total = _multiclass_sums(scores, labels, beta, origin=beta == 1.0)
     n = scores.shape[0]
     f, g, h, t, f0, g0, h0 = (float(x / n) for x in total[:7])
-    return Objective(float(beta), f, g, h, t, origin=Objective(0.0, f0, g0, h0), argmax=argmax)
+    origin = None if math.isnan(g0) else Objective(0.0, f0, g0, h0)
+    return Objective(float(beta), f, g, h, t, origin=origin, argmax=argmax)
 
 
-def _multiclass_sums(z: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
+def _multiclass_sums(
+    z: np.ndarray, y: np.ndarray, beta: float, *, origin: bool = True
+) -> np.ndarray:
+    """The sums of :func:`evaluate` (those at beta = 0 NaN unless ``origin``)."""
     total = np.zeros(7)
+    if not origin:
+        total[4:7] = np.nan
     rows = max(1, _CHUNK_ELEMENTS // z.shape[1])
     for start in range(0, z.shape[0], rows):
         block = z[start : start + rows].astype(np.float64)
@@ -79,7 +85,7 @@ def _multiclass_sums(z: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
         centred = np.where(finite, shifted, 0.0)
         true = np.take_along_axis(shifted, y[start : start + rows, None], axis=1)[:, 0]
         # a -inf logit has weight 0 at every beta > 0, hence in the limit beta -> 0 too
-        for at, b in ((0, beta), (4, 0.0)):
+        for at, b in ((0, beta), (4, 0.0)) if origin else ((0, beta),):
             weights = np.where(finite, np.exp(b * centred), 0.0) if b else finite * 1.0
             s0 = weights.sum(axis=1)
             s1 = (weights * centred).sum(axis=1) / s0
