@@ -140,10 +140,14 @@ def test_numba_sums_and_histogram_equal_the_reference() -> None:
     p[:7] = [0.0, 1.0, 1.0, 0.0, 1e-300, 1 - 2**-53, 0.5]
     y[:4] = [0, 1, 0, 1]
     x, yy, n_certain, n_failed = S.split_certain(p, y)
-    points = [(0.1, 0.9), (0.25, 1.0), (-3.0, 5.0)]
+    points = [(0.1, 0.9, S.WITH_LOGLIK), (0.25, 1.0, S.WITH_LOGLIK), (-3.0, 5.0, S.WITH_LOGLIK)]
     got = _numba_slope.terms(p, y, points)
-    for (a, b), sums in zip(points, got, strict=True):
+    for (a, b, _), sums in zip(points, got, strict=True):
         np.testing.assert_allclose(sums, S.slope_terms(x, yy, a, b), rtol=1e-11)
+    # without the flag the log-likelihood is left out (NaN), everything else the same
+    bare = _numba_slope.terms(p, y, [(a, b) for a, b, _ in points])
+    for sums, full in zip(bare, got, strict=True):
+        assert np.isnan(sums[0]) and np.array_equal(sums[1:], full[1:])
     certain, failed, hist = _numba_slope.grid(p, y, S.GRID_STEPS, S.GRID_SPAN, S.GRID_CELLS)
     want = S.grid_counts(x, yy)
     assert (certain, failed) == (n_certain, n_failed) == (4, 2)

@@ -186,8 +186,12 @@ TERMS = 10
 
 
 #: (intercept, slope) at which an engine evaluates :func:`slope_terms`.
-Point = tuple[float, float]
-#: An engine's evaluation: the sums of :func:`slope_terms` at each point, in one pass.
+Point = tuple[float, ...]
+#: An engine's evaluation: the sums of :func:`slope_terms` at each point, in one pass. A point
+#: is (intercept, slope), or (intercept, slope, WITH_LOGLIK) when the solver compares its
+#: log-likelihood; at a point without the flag an engine may leave the log-likelihood out
+#: (NaN), which saves the logarithms of a pass that ends the fit (the usual single round).
+WITH_LOGLIK = 1.0
 Evaluate = Callable[[list[Point]], list[np.ndarray]]
 
 
@@ -209,7 +213,7 @@ def _newton(
     within about 1e-6 of the maximum (a fit on the fine logit histogram) costs one evaluation;
     the sums returned then hold the information carried to the end point (:func:`_moved`)."""
     a, b = start[0], start[1] if fixed_slope is None else fixed_slope
-    s = yield (a, b)
+    s = yield (a, b)  # an engine may leave out the log-likelihood here (s[0] NaN)
     for _ in range(MAX_STEPS):
         if fixed_slope is None:
             h = np.array([[s[3], s[4]], [s[4], s[5]]])
@@ -223,9 +227,11 @@ def _newton(
             delta = np.array([s[1] / s[3], 0.0])
         if max(abs(delta[0]), abs(delta[1])) <= ACCEPT_STEP * (1.0 + abs(a) + abs(b)):
             return a + delta[0], b + delta[1], _moved(s, delta[0], delta[1])
+        if math.isnan(s[0]):  # the line search compares log-likelihoods: ask for this one
+            s = yield (a, b, WITH_LOGLIK)
         t = 1.0
         while True:  # halve the step until the likelihood does not fall
-            trial = yield (a + t * delta[0], b + t * delta[1])
+            trial = yield (a + t * delta[0], b + t * delta[1], WITH_LOGLIK)
             if trial[0] >= s[0] - 1e-12 * abs(s[0]) or t < 1e-10:
                 break
             t /= 2.0
@@ -302,7 +308,7 @@ def grid_start(counts: np.ndarray) -> tuple[Point, Point]:
     x, neg, pos = x[used], neg[used], pos[used]
 
     def evaluate(points: list[Point]) -> list[np.ndarray]:
-        return [_weighted_terms(x, neg, pos, a, b) for a, b in points]
+        return [_weighted_terms(x, neg, pos, a, b) for a, b, *_ in points]
 
     (a, b, _), (a1, _, _) = fit_both(evaluate)
     if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(a1)):
@@ -485,7 +491,7 @@ def terms_at(conf: np.ndarray, outcome: np.ndarray, points: list[Point]) -> list
     if _kernels.use_numba(conf.shape[0]):
         return list(_kernels.numba_slope().terms(conf, outcome, points))
     x, y, _, _ = split_certain(conf, outcome)
-    return [slope_terms(x, y, a, b) for a, b in points]
+    return [slope_terms(x, y, a, b) for a, b, *_ in points]
 
 
 def slope_of(conf: np.ndarray, outcome: np.ndarray, *, level: float = 0.95) -> CalibrationSlope:
@@ -505,7 +511,7 @@ def slope_of(conf: np.ndarray, outcome: np.ndarray, *, level: float = 0.95) -> C
         counts = grid_counts(x, y)
 
         def evaluate(points: list[Point]) -> list[np.ndarray]:
-            return [slope_terms(x, y, a, b) for a, b in points]
+            return [slope_terms(x, y, a, b) for a, b, *_ in points]
 
     return slope_from_sums(
         evaluate,
