@@ -227,16 +227,38 @@ def _newton(
             delta = np.array([s[1] / s[3], 0.0])
         if max(abs(delta[0]), abs(delta[1])) <= ACCEPT_STEP * (1.0 + abs(a) + abs(b)):
             return a + delta[0], b + delta[1], _moved(s, delta[0], delta[1])
-        if math.isnan(s[0]):  # the line search compares log-likelihoods: ask for this one
-            s = yield (a, b, WITH_LOGLIK)
         t = 1.0
         while True:  # halve the step until the likelihood does not fall
             trial = yield (a + t * delta[0], b + t * delta[1], WITH_LOGLIK)
+            if math.isnan(s[0]) and _rose(s, trial, t * delta, (1.0 + abs(a) + abs(b))):
+                break
+            if math.isnan(s[0]):  # left out at the start, and needed: ask for it
+                s = yield (a, b, WITH_LOGLIK)
             if trial[0] >= s[0] - 1e-12 * abs(s[0]) or t < 1e-10:
                 break
             t /= 2.0
         a, b, s = a + t * delta[0], b + t * delta[1], trial
     return math.nan, math.nan, s  # no maximum in reach: separated outcomes
+
+
+#: A step this small (relative) is short enough for the log-likelihood to be near quadratic
+#: along it (see :func:`_rose`).
+SHORT_STEP = 1e-4
+
+
+def _rose(start: np.ndarray, trial: np.ndarray, step: np.ndarray, scale: float) -> bool:
+    """Whether the log-likelihood rose from ``start`` to ``trial`` (``start + step``), decided
+    from the gradients alone (the start's log-likelihood was left out): along the step the
+    log-likelihood is concave, so a slope still rising at the trial means it rose; on a short
+    step it is quadratic to third order, so it rose when the end slope fell by less than 1.5
+    times the start slope (the mean of the two, half the rise, stays above a quarter of the
+    start slope)."""
+    begin = float(start[1] * step[0] + start[2] * step[1])
+    end = float(trial[1] * step[0] + trial[2] * step[1])
+    if end >= 0.0:
+        return True
+    short = max(abs(step[0]), abs(step[1])) <= SHORT_STEP * scale
+    return bool(short and begin > 0.0 and end >= -0.5 * begin)
 
 
 def _moved(s: np.ndarray, da: float, db: float) -> np.ndarray:
