@@ -43,10 +43,12 @@ def _terms(conf, outcome, points, lo, hi):  # pragma: no cover - compiled
     (``measure.slope.slope_terms``), x the logit of the forecast.
 
     exp(-|a + b x|) costs one exp, except at slope 1 (the in-the-large fit), where it is
-    exp(a) (1 - p) / p or its inverse: plain arithmetic."""
+    exp(a) (1 - p) / p or its inverse: plain arithmetic; the log-likelihood's logarithm only
+    where ``points[j, 2]`` asks for it."""
     n_points = points.shape[0]
     acc = np.zeros((n_points, 10))
     lift = np.exp(points[:, 0])
+    loglik = points[:, 2] != 0.0
     for i in range(lo, hi):
         p = np.float64(conf[i])
         if not (p > 0.0 and p < 1.0):
@@ -62,18 +64,15 @@ def _terms(conf, outcome, points, lo, hi):  # pragma: no cover - compiled
                 u = 1.0 / e if eta >= 0.0 else e
             else:
                 u = np.exp(-abs(eta))
-            soft = np.log1p(u)  # log(1 + exp(-|eta|))
-            if eta >= 0.0:
-                log_p = -soft
-                log_q = -eta - soft
-                q = 1.0 / (1.0 + u)
-            else:
-                log_p = eta - soft
-                log_q = -soft
-                q = u / (1.0 + u)
+            q = 1.0 / (1.0 + u) if eta >= 0.0 else u / (1.0 + u)
+            if loglik[j]:
+                soft = np.log1p(u)  # log(1 + exp(-|eta|))
+                if eta >= 0.0:
+                    acc[j, 0] -= soft if hit else eta + soft
+                else:
+                    acc[j, 0] += eta - soft if hit else -soft
             w = q * (1.0 - q)
             r = y - q
-            acc[j, 0] += log_p if hit else log_q
             acc[j, 1] += r
             acc[j, 2] += r * x
             acc[j, 3] += w
@@ -115,8 +114,11 @@ def grid(conf, outcome, steps, span, cells):
 
 
 def terms(conf, outcome, points):
-    """The sums of ``slope_terms`` at each point, in one pass."""
+    """The sums of ``slope_terms`` at each point (intercept, slope[, with log-likelihood]), in
+    one pass; the log-likelihood, and its logarithms, only at the points that ask for it (NaN
+    at the others)."""
     conf, outcome = _prepared(conf, outcome)
-    at = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    parts = _map(_terms, conf.shape[0], conf, outcome, at)
-    return list(np.sum(parts, axis=0))
+    at = np.array([(p[0], p[1], p[2] if len(p) > 2 else 0.0) for p in points], dtype=np.float64)
+    total = np.sum(_map(_terms, conf.shape[0], conf, outcome, at), axis=0)
+    total[at[:, 2] == 0.0, 0] = np.nan
+    return list(total)

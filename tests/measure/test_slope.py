@@ -162,10 +162,14 @@ def test_numba_sums_and_histogram_equal_the_reference() -> None:
     p[:7] = [0.0, 1.0, 1.0, 0.0, 1e-300, 1 - 2**-53, 0.5]
     y[:4] = [0, 1, 0, 1]
     x, yy, n_certain, n_failed = S.split_certain(p, y)
-    points = [(0.1, 0.9), (0.25, 1.0), (-3.0, 5.0)]
+    points = [(0.1, 0.9, S.WITH_LOGLIK), (0.25, 1.0, S.WITH_LOGLIK), (-3.0, 5.0, S.WITH_LOGLIK)]
     got = _numba_slope.terms(p, y, points)
-    for (a, b), sums in zip(points, got, strict=True):
+    for (a, b, _), sums in zip(points, got, strict=True):
         np.testing.assert_allclose(sums, S.slope_terms(x, yy, a, b), rtol=1e-11)
+    # without the flag the log-likelihood is left out (NaN), everything else the same
+    bare = _numba_slope.terms(p, y, [(a, b) for a, b, _ in points])
+    for sums, full in zip(bare, got, strict=True):
+        assert np.isnan(sums[0]) and np.array_equal(sums[1:], full[1:])
     certain, failed, hist = _numba_slope.grid(p, y, S.GRID_STEPS, S.GRID_SPAN, S.GRID_CELLS)
     want = S.grid_counts(x, yy)
     assert (certain, failed) == (n_certain, n_failed) == (4, 2)
@@ -204,3 +208,29 @@ def test_a_start_from_the_fine_histogram_takes_one_round_and_moves_the_informati
     assert s.slope_se == pytest.approx(math.sqrt(cov[1, 1]), rel=1e-10)
     assert np.sum(y - q) == pytest.approx(0.0, abs=1e-6)  # the score equations hold
     assert np.sum((y - q) * x) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_far_start_leaving_out_the_log_likelihood_reaches_the_same_fit() -> None:
+    """From slope 1 towards a slope of 3 the line search needs log-likelihoods: an engine that
+    leaves them out where not asked (the numba pass) is asked, and lands where the numpy
+    sums, which always hold them, land."""
+    pytest.importorskip("numba")
+    from calibkit import _numba_slope
+    from calibkit.measure import slope as S
+
+    p, y = _forecasts(250_000, 7, a=-1.0, b=3.0)
+    x, yy, _, _ = S.split_certain(p, y)
+    asked = []
+
+    def left_out(points):
+        asked.extend(len(point) == 3 for point in points)
+        return _numba_slope.terms(p, y, points)
+
+    def full(points):
+        return [S.slope_terms(x, yy, a, b) for a, b, *_ in points]
+
+    fits = [S.slope_from_sums(e, n=p.size, n_certain=0, n_failed=0) for e in (left_out, full)]
+    assert any(asked) and not all(asked)
+    for field in FIT_FIELDS:
+        assert getattr(fits[0], field) == pytest.approx(getattr(fits[1], field), rel=1e-10)
+    assert fits[1].slope == pytest.approx(3.0, rel=0.05)

@@ -110,8 +110,8 @@ class SqlEngine(abc.ABC):
         """The calibration slope fit: started from the fit on a fine logit histogram (one
         GROUP BY), then one scan per round of Newton steps (both fits at once; usually one)."""
 
-        def evaluate(points: list[tuple[float, float]]) -> list[np.ndarray]:
-            row = self.fetch(q.slope_sums([(number(a), number(b)) for a, b in points]))[0]
+        def evaluate(points: list[tuple[float, ...]]) -> list[np.ndarray]:
+            row = self.fetch(q.slope_sums([(number(a), number(b)) for a, b, *_ in points]))[0]
             sums = np.array([float("nan") if x is None else float(x) for x in row])
             return [sums[TERMS * k : TERMS * (k + 1)] for k in range(len(points))]
 

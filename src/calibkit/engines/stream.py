@@ -281,7 +281,7 @@ def _slope(
     read the rows of the first."""
     rounds = 0
 
-    def evaluate(points: list[tuple[float, float]]) -> list[np.ndarray]:
+    def evaluate(points: list[tuple[float, ...]]) -> list[np.ndarray]:
         nonlocal rounds
         rounds += 1
         sums = [np.zeros(TERMS) for _ in points]

@@ -186,8 +186,12 @@ TERMS = 10
 
 
 #: (intercept, slope) at which an engine evaluates :func:`slope_terms`.
-Point = tuple[float, float]
-#: An engine's evaluation: the sums of :func:`slope_terms` at each point, in one pass.
+Point = tuple[float, ...]
+#: An engine's evaluation: the sums of :func:`slope_terms` at each point, in one pass. A point
+#: is (intercept, slope), or (intercept, slope, WITH_LOGLIK) when the solver compares its
+#: log-likelihood; at a point without the flag an engine may leave the log-likelihood out
+#: (NaN), which saves the logarithms of a pass that ends the fit (the usual single round).
+WITH_LOGLIK = 1.0
 Evaluate = Callable[[list[Point]], list[np.ndarray]]
 
 
@@ -209,7 +213,7 @@ def _newton(
     within about 1e-6 of the maximum (a fit on the fine logit histogram) costs one evaluation;
     the sums returned then hold the information carried to the end point (:func:`_moved`)."""
     a, b = start[0], start[1] if fixed_slope is None else fixed_slope
-    s = yield (a, b)
+    s = yield (a, b)  # an engine may leave out the log-likelihood here (s[0] NaN)
     for _ in range(MAX_STEPS):
         if fixed_slope is None:
             h = np.array([[s[3], s[4]], [s[4], s[5]]])
@@ -225,12 +229,36 @@ def _newton(
             return a + delta[0], b + delta[1], _moved(s, delta[0], delta[1])
         t = 1.0
         while True:  # halve the step until the likelihood does not fall
-            trial = yield (a + t * delta[0], b + t * delta[1])
+            trial = yield (a + t * delta[0], b + t * delta[1], WITH_LOGLIK)
+            if math.isnan(s[0]) and _rose(s, trial, t * delta, (1.0 + abs(a) + abs(b))):
+                break
+            if math.isnan(s[0]):  # left out at the start, and needed: ask for it
+                s = yield (a, b, WITH_LOGLIK)
             if trial[0] >= s[0] - 1e-12 * abs(s[0]) or t < 1e-10:
                 break
             t /= 2.0
         a, b, s = a + t * delta[0], b + t * delta[1], trial
     return math.nan, math.nan, s  # no maximum in reach: separated outcomes
+
+
+#: A step this small (relative) is short enough for the log-likelihood to be near quadratic
+#: along it (see :func:`_rose`).
+SHORT_STEP = 1e-4
+
+
+def _rose(start: np.ndarray, trial: np.ndarray, step: np.ndarray, scale: float) -> bool:
+    """Whether the log-likelihood rose from ``start`` to ``trial`` (``start + step``), decided
+    from the gradients alone (the start's log-likelihood was left out): along the step the
+    log-likelihood is concave, so a slope still rising at the trial means it rose; on a short
+    step it is quadratic to third order, so it rose when the end slope fell by less than 1.5
+    times the start slope (the mean of the two, half the rise, stays above a quarter of the
+    start slope)."""
+    begin = float(start[1] * step[0] + start[2] * step[1])
+    end = float(trial[1] * step[0] + trial[2] * step[1])
+    if end >= 0.0:
+        return True
+    short = max(abs(step[0]), abs(step[1])) <= SHORT_STEP * scale
+    return bool(short and begin > 0.0 and end >= -0.5 * begin)
 
 
 def _moved(s: np.ndarray, da: float, db: float) -> np.ndarray:
@@ -302,7 +330,7 @@ def grid_start(counts: np.ndarray) -> tuple[Point, Point]:
     x, neg, pos = x[used], neg[used], pos[used]
 
     def evaluate(points: list[Point]) -> list[np.ndarray]:
-        return [_weighted_terms(x, neg, pos, a, b) for a, b in points]
+        return [_weighted_terms(x, neg, pos, a, b) for a, b, *_ in points]
 
     (a, b, _), (a1, _, _) = fit_both(evaluate)
     if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(a1)):
@@ -485,7 +513,7 @@ def terms_at(conf: np.ndarray, outcome: np.ndarray, points: list[Point]) -> list
     if _kernels.use_numba(conf.shape[0]):
         return list(_kernels.numba_slope().terms(conf, outcome, points))
     x, y, _, _ = split_certain(conf, outcome)
-    return [slope_terms(x, y, a, b) for a, b in points]
+    return [slope_terms(x, y, a, b) for a, b, *_ in points]
 
 
 def slope_of(conf: np.ndarray, outcome: np.ndarray, *, level: float = 0.95) -> CalibrationSlope:
@@ -505,7 +533,7 @@ def slope_of(conf: np.ndarray, outcome: np.ndarray, *, level: float = 0.95) -> C
         counts = grid_counts(x, y)
 
         def evaluate(points: list[Point]) -> list[np.ndarray]:
-            return [slope_terms(x, y, a, b) for a, b in points]
+            return [slope_terms(x, y, a, b) for a, b, *_ in points]
 
     return slope_from_sums(
         evaluate,
