@@ -25,7 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._numba_kernels import _BLOCK, _blocks, _n_threads, _pool
+from ._numba_kernels import _BLOCK, _blocks, _map, _n_threads, _pool
 
 #: Leading key bits of the first counting pass.
 LEAD_BITS = 16
@@ -378,13 +378,6 @@ def _gather(s, kmin, first, shift, slot, at, out, lo, hi):  # pragma: no cover -
 # ----------------------------------------------------------------------------- drivers
 
 
-def _map_blocks(kernel, n, *args):
-    blocks = _blocks(n, _BLOCK)
-    if len(blocks) == 1:
-        return [kernel(*args, 0, n)]
-    return list(_pool().map(lambda b: kernel(*args, b[0], b[1]), blocks))
-
-
 def _ranges(ends: np.ndarray, parts: int) -> list[tuple[int, int]]:
     """Coarse-bucket ranges holding about equal numbers of values."""
     n_coarse = ends.shape[1]
@@ -404,13 +397,13 @@ def sorted_classes(s, positive):
     if positive.dtype == np.bool_:
         positive = positive.view(np.uint8)
     n = s.shape[0]
-    parts = _map_blocks(_lead_counts, n, s)
+    parts = _map(_lead_counts, n, s)
     count = np.sum([p[0] for p in parts], axis=0)
     kmin = np.min([p[1] for p in parts], axis=0)
     kmax = np.max([p[2] for p in parts], axis=0)
     first, shift, n_coarse = _plan(count, kmin, kmax, max(_COARSE_MIN, n // COARSE))
     blocks = _blocks(n, _BLOCK)
-    counts = _map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
+    counts = _map(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
     ends = np.cumsum(np.sum(counts, axis=0), axis=1)  # (2, n_coarse): end of each segment
     # each block's first slots: the segment's start plus what earlier blocks put there
     at = ends - np.sum(counts, axis=0)
@@ -471,12 +464,12 @@ def steps(s, right):
 def _coarse(s, positive):
     """Leading counts, the coarse plan and each block's (2, n_coarse) class counts."""
     n = s.shape[0]
-    parts = _map_blocks(_lead_counts, n, s)
+    parts = _map(_lead_counts, n, s)
     count = np.sum([p[0] for p in parts], axis=0)
     kmin = np.min([p[1] for p in parts], axis=0)
     kmax = np.max([p[2] for p in parts], axis=0)
     first, shift, n_coarse = _plan(count, kmin, kmax, max(_COARSE_MIN, n // COARSE))
-    counts = _map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
+    counts = _map(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
     return kmin, first, shift, counts
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._numba_kernels import _BLOCK, _blocks, _pool
+from ._numba_kernels import _map
 
 
 @numba.njit(cache=True, nogil=True)
@@ -94,13 +94,6 @@ def _prepared(conf, outcome):
     elif outcome.dtype == np.float16:  # numba has no float16 arithmetic
         outcome = outcome.astype(np.float32)
     return conf, outcome
-
-
-def _map(kernel, n, *args):
-    blocks = _blocks(n, _BLOCK)
-    if len(blocks) == 1:
-        return [kernel(*args, 0, n)]
-    return list(_pool().map(lambda b: kernel(*args, b[0], b[1]), blocks))
 
 
 def grid(conf, outcome, steps, span, cells):
