@@ -58,7 +58,7 @@ def block_ranges(n: int, min_rows: int = BLOCK, accumulator: int = 0) -> list[tu
     return [(b * n // parts, (b + 1) * n // parts) for b in range(parts)]
 
 
-def _map(
+def map_blocks(
     kernel: Callable[..., Any],
     n: int,
     *args: Any,
@@ -155,7 +155,7 @@ def bin_sums(conf, outcome, edges, right, uniform):
         outcome = outcome.astype(np.float32)
     outcome = np.ascontiguousarray(outcome)
     size = 2 * (edges.shape[0] - 1) * 4 * 8
-    parts = _map(
+    parts = map_blocks(
         _accumulate,
         conf.shape[0],
         *(conf, outcome, edges, bool(right), bool(uniform)),
@@ -253,13 +253,13 @@ def top_label(p, y, atol):
     correct = np.empty(n, dtype=np.bool_)
     rows = max(1, BLOCK // p.shape[1])
     if p.shape[1] < _WIDE:
-        bad = _map(_top_label_narrow, n, p, y, atol, conf, correct, min_rows=rows)
+        bad = map_blocks(_top_label_narrow, n, p, y, atol, conf, correct, min_rows=rows)
     else:
         if p.dtype == np.float32:
             bits, one = p.view(np.uint32), np.uint32(0x3F800000)
         else:
             bits, one = p.view(np.uint64), np.uint64(0x3FF0000000000000)
-        bad = _map(_top_label_wide, n, p, bits, one, y, atol, conf, correct, min_rows=rows)
+        bad = map_blocks(_top_label_wide, n, p, bits, one, y, atol, conf, correct, min_rows=rows)
     return conf, correct, sum(bad)
 
 
@@ -292,7 +292,7 @@ def binary_scores(p, y):
     y = np.ascontiguousarray(y)
     if y.dtype == np.bool_:
         y = y.view(np.uint8)
-    parts = _map(_binary_scores, p.shape[0], p, y)
+    parts = map_blocks(_binary_scores, p.shape[0], p, y)
     zeros = sum(part[2] for part in parts)
     first = min((part[3] for part in parts if part[3] >= 0), default=-1)
     return sum(part[0] for part in parts), sum(part[1] for part in parts), zeros, first
@@ -432,9 +432,9 @@ def temperature_sums(scores, labels, beta, temperature=1.0):
     labels = np.ascontiguousarray(labels)
     n = scores.shape[0]
     if scores.ndim == 1:
-        return np.sum(_map(_temperature_binary, n, scores, labels, float(beta)), axis=0)
+        return np.sum(map_blocks(_temperature_binary, n, scores, labels, float(beta)), axis=0)
     rows = max(64, BLOCK // scores.shape[1])
-    parts = _map(
+    parts = map_blocks(
         _temperature_multiclass,
         n,
         *(scores, labels, float(beta), float(temperature)),

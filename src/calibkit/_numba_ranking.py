@@ -9,7 +9,8 @@ over its own key range, so that crowded leading buckets split by further bits an
 neighbours merge. A second pass counts each class per coarse bucket and a third places each
 class's keys in coarse-bucket order (in row blocks, on threads). Then each coarse bucket,
 small enough for the cache, is sorted by one more counting pass over its own range and
-insertion sorts of about :data:`TARGET` values; a bucket of one key value needs nothing.
+insertion sorts of about :data:`TARGET` values (a heapsort where they crowd); a bucket of one
+key value needs nothing.
 
 With the two classes' keys in order, the AUC's pairs in different buckets are counted from
 prefix sums and those inside one bucket by a merge, as integers; the same order gives the
@@ -24,7 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._numba_kernels import BLOCK, block_ranges, n_threads, thread_pool
+from ._numba_kernels import BLOCK, block_ranges, map_blocks, n_threads, thread_pool
 
 #: Leading key bits of the first counting pass.
 LEAD_BITS = 16
@@ -37,12 +38,13 @@ COARSE = 2048
 _COARSE_MIN = 4096
 #: Values per fine bucket the refining pass aims at (the insertion sorts' size).
 TARGET = 8
-#: A coarse bucket larger than this many values (a dense cluster) is sorted by ``ndarray.sort``
+#: A coarse bucket larger than this many values (a dense cluster) is heapsorted in place
 #: instead of refined through a scratch buffer of its size.
 _SCRATCH = 1 << 20
 #: Values converted to float64 at a time (a block in L1 cache).
 _CHUNK = 1024
 _FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
+_KEY_MAX = np.int64(0x7FFFFFFFFFFFFFFF)
 _INSERTION = 32
 
 
@@ -67,8 +69,11 @@ def _bits(k):  # pragma: no cover - compiled
 def _lead_counts(s, lo, hi):  # pragma: no cover - compiled
     """Rows lo..hi: count, smallest and largest key per leading-bits bucket."""
     count = np.zeros(_LEAD, dtype=np.int64)
-    kmin = np.full(_LEAD, np.iinfo(np.int64).max, dtype=np.int64)
-    kmax = np.full(_LEAD, np.iinfo(np.int64).min, dtype=np.int64)
+    kmin = np.empty(_LEAD, dtype=np.int64)
+    kmax = np.empty(_LEAD, dtype=np.int64)
+    for h in range(_LEAD):
+        kmin[h] = _KEY_MAX
+        kmax[h] = -_KEY_MAX - 1
     buf = np.empty(_CHUNK)
     bits = buf.view(np.int64)
     for start in range(lo, hi, _CHUNK):
@@ -180,6 +185,37 @@ def _insertion(a, lo, hi):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _sift(a, lo, root, end):  # pragma: no cover - compiled
+    """Move a[lo + root] down the max-heap a[lo:lo + end]."""
+    x = a[lo + root]
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            break
+        if child + 1 < end and a[lo + child + 1] > a[lo + child]:
+            child += 1
+        if a[lo + child] <= x:
+            break
+        a[lo + root] = a[lo + child]
+        root = child
+    a[lo + root] = x
+
+
+@numba.njit(cache=True, nogil=True)
+def _heapsort(a, lo, hi):  # pragma: no cover - compiled
+    """Sort a[lo:hi] in place in O(m log m) whatever its values (a crowded bucket; written out
+    because numba's ``ndarray.sort`` takes seconds to compile)."""
+    m = hi - lo
+    for root in range(m // 2 - 1, -1, -1):
+        _sift(a, lo, root, m)
+    for end in range(m - 1, 0, -1):
+        x = a[lo + end]
+        a[lo + end] = a[lo]
+        a[lo] = x
+        _sift(a, lo, 0, end)
+
+
+@numba.njit(cache=True, nogil=True)
 def _refine(a, lo, hi, scratch, count):  # pragma: no cover - compiled
     """Sort a[lo:hi] (one coarse bucket): counting by the leading bits of its own key range
     into ``scratch``, then insertion sorts of the fine buckets."""
@@ -197,12 +233,13 @@ def _refine(a, lo, hi, scratch, count):  # pragma: no cover - compiled
         _insertion(a, lo, hi)
         return
     if m > scratch.shape[0]:  # a dense cluster beyond the scratch budget
-        a[lo:hi].sort()
+        _heapsort(a, lo, hi)
         return
     span = large - small
     sh = max(0, _bit_length(span) - _bit_length((m - 1) // TARGET))
     nb = (span >> sh) + 1
-    count[: nb + 1] = 0
+    for b in range(nb + 1):  # loops, not slice assignments: those take seconds to compile
+        count[b] = 0
     for i in range(lo, hi):
         count[((a[i] - small) >> sh) + 1] += 1
     for b in range(nb):
@@ -211,34 +248,33 @@ def _refine(a, lo, hi, scratch, count):  # pragma: no cover - compiled
         b = (a[i] - small) >> sh
         scratch[count[b]] = a[i]
         count[b] += 1
-    a[lo:hi] = scratch[:m]
+    for i in range(m):
+        a[lo + i] = scratch[i]
     start = lo
     for b in range(nb):  # count[b] is now the end of fine bucket b
         end = lo + count[b]
         if end - start > 1 and sh > 0:
             if end - start > _INSERTION:
-                a[start:end].sort()
+                _heapsort(a, start, end)
             else:
                 _insertion(a, start, end)
         start = end
 
 
 @numba.njit(cache=True, nogil=True)
-def _sort_buckets(kneg, kpos, ends, lo, hi, budget):  # pragma: no cover - compiled
-    """Sort each class's segment of coarse buckets lo..hi in place (``ends[c, b]`` is the end
-    of class c's segment of bucket b)."""
+def _sort_buckets(keys, ends, lo, hi, budget):  # pragma: no cover - compiled
+    """Sort one class's segment of each coarse bucket lo..hi in place (``ends[b]`` is the end
+    of bucket b's segment)."""
     size = 0
     for b in range(lo, hi):
-        for c in range(2):
-            start = ends[c, b - 1] if b > 0 else 0
-            size = max(size, ends[c, b] - start)
+        start = ends[b - 1] if b > 0 else 0
+        size = max(size, ends[b] - start)
     size = min(size, budget)
     scratch = np.empty(size, dtype=np.int64)
     count = np.empty(size // TARGET * 2 + 2, dtype=np.int64)
     for b in range(lo, hi):
-        for c in range(2):
-            start = ends[c, b - 1] if b > 0 else 0
-            _refine(kpos if c == 1 else kneg, start, ends[c, b], scratch, count)
+        start = ends[b - 1] if b > 0 else 0
+        _refine(keys, start, ends[b], scratch, count)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -342,13 +378,6 @@ def _gather(s, kmin, first, shift, slot, at, out, lo, hi):  # pragma: no cover -
 # ----------------------------------------------------------------------------- drivers
 
 
-def _map_blocks(kernel, n, *args):
-    blocks = block_ranges(n, BLOCK)
-    if len(blocks) == 1:
-        return [kernel(*args, 0, n)]
-    return list(thread_pool().map(lambda b: kernel(*args, b[0], b[1]), blocks))
-
-
 def _ranges(ends: np.ndarray, parts: int) -> list[tuple[int, int]]:
     """Coarse-bucket ranges holding about equal numbers of values."""
     n_coarse = ends.shape[1]
@@ -368,13 +397,13 @@ def sorted_classes(s, positive):
     if positive.dtype == np.bool_:
         positive = positive.view(np.uint8)
     n = s.shape[0]
-    parts = _map_blocks(_lead_counts, n, s)
+    parts = map_blocks(_lead_counts, n, s)
     count = np.sum([p[0] for p in parts], axis=0)
     kmin = np.min([p[1] for p in parts], axis=0)
     kmax = np.max([p[2] for p in parts], axis=0)
     first, shift, n_coarse = _plan(count, kmin, kmax, max(_COARSE_MIN, n // COARSE))
     blocks = block_ranges(n, BLOCK)
-    counts = _map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
+    counts = map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
     ends = np.cumsum(np.sum(counts, axis=0), axis=1)  # (2, n_coarse): end of each segment
     # each block's first slots: the segment's start plus what earlier blocks put there
     at = ends - np.sum(counts, axis=0)
@@ -397,12 +426,12 @@ def sorted_classes(s, positive):
         )
     ranges = _ranges(ends, n_threads() if n >= BLOCK else 1)
     if len(ranges) == 1:
-        _sort_buckets(kneg, kpos, ends, 0, n_coarse, _SCRATCH)
+        for keys, row in ((kneg, ends[0]), (kpos, ends[1])):
+            _sort_buckets(keys, row, 0, n_coarse, _SCRATCH)
     else:
+        work = [(keys, row, r) for keys, row in ((kneg, ends[0]), (kpos, ends[1])) for r in ranges]
         list(
-            thread_pool().map(
-                lambda r: _sort_buckets(kneg, kpos, ends, r[0], r[1], _SCRATCH), ranges
-            )
+            thread_pool().map(lambda w: _sort_buckets(w[0], w[1], w[2][0], w[2][1], _SCRATCH), work)
         )
     return kneg, kpos, ends
 
@@ -437,12 +466,12 @@ def steps(s, right):
 def _coarse(s, positive):
     """Leading counts, the coarse plan and each block's (2, n_coarse) class counts."""
     n = s.shape[0]
-    parts = _map_blocks(_lead_counts, n, s)
+    parts = map_blocks(_lead_counts, n, s)
     count = np.sum([p[0] for p in parts], axis=0)
     kmin = np.min([p[1] for p in parts], axis=0)
     kmax = np.max([p[2] for p in parts], axis=0)
     first, shift, n_coarse = _plan(count, kmin, kmax, max(_COARSE_MIN, n // COARSE))
-    counts = _map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
+    counts = map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
     return kmin, first, shift, counts
 
 

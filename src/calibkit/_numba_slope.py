@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._numba_kernels import BLOCK, block_ranges, thread_pool
+from ._numba_kernels import map_blocks
 
 
 @numba.njit(cache=True, nogil=True)
@@ -96,17 +96,10 @@ def _prepared(conf, outcome):
     return conf, outcome
 
 
-def _map(kernel, n, *args):
-    blocks = block_ranges(n, BLOCK)
-    if len(blocks) == 1:
-        return [kernel(*args, 0, n)]
-    return list(thread_pool().map(lambda b: kernel(*args, b[0], b[1]), blocks))
-
-
 def grid(conf, outcome, steps, span, cells):
     """(n_certain, n_failed, (2, cells) histogram), as ``split_certain`` and ``grid_counts``."""
     conf, outcome = _prepared(conf, outcome)
-    parts = _map(_grid, conf.shape[0], conf, outcome, float(steps), float(span), int(cells))
+    parts = map_blocks(_grid, conf.shape[0], conf, outcome, float(steps), float(span), int(cells))
     hist = parts[0][0]
     for more, _, _ in parts[1:]:
         hist += more
@@ -119,6 +112,6 @@ def terms(conf, outcome, points):
     at the others)."""
     conf, outcome = _prepared(conf, outcome)
     at = np.array([(p[0], p[1], p[2] if len(p) > 2 else 0.0) for p in points], dtype=np.float64)
-    total = np.sum(_map(_terms, conf.shape[0], conf, outcome, at), axis=0)
+    total = np.sum(map_blocks(_terms, conf.shape[0], conf, outcome, at), axis=0)
     total[at[:, 2] == 0.0, 0] = np.nan
     return list(total)

@@ -166,7 +166,8 @@ def risk_coverage(
     Act when confidence >= threshold. Equal confidences form one step. AURC is the area under
     the step curve, each threshold's risk counted over the coverage it adds (with no ties, the
     mean over k of the risk of the k most confident predictions). Depends only on the order of
-    the confidences: any strictly increasing map leaves the curve unchanged. O(N log N).
+    the confidences: any strictly increasing map leaves the curve unchanged. O(N log N) on the
+    numpy path; counting passes over the confidences' integer keys (about O(N)) on the numba path.
 
     Parameters
     ----------
