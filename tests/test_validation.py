@@ -837,3 +837,30 @@ def test_no_warning_without_ties():
             np.linspace(0.01, 0.99, 50), np.arange(50) % 2, n_bins=10, strategy="quantile"
         )
     assert t.stats.n_bins == t.requested_bins == 10
+
+
+# ---------------------------------------------------------------- sample weights
+def test_sample_weight_refuses_negative_nan_zero_and_misaligned():
+    from calibkit import _validate as v
+
+    with pytest.raises(
+        ck.InputError,
+        match=r"ece: sample_weight must not be negative; 1 weight is, first at index 2: -1.0",
+    ):
+        v.sample_weight([1, 1, -1], n=3, where="ece")
+    with pytest.raises(
+        ck.InputError, match=r"sample_weight must be finite; 1 value is not, first at index 0: nan"
+    ):
+        v.sample_weight([np.nan, 1, 1], n=3, where="ece")
+    with pytest.raises(ck.InputError, match="every sample_weight is zero"):
+        v.sample_weight([0, 0, 0], n=3, where="ece")
+    with pytest.raises(ck.InputError, match="sample_weight has 2 entries but the forecasts have 3"):
+        v.sample_weight([1, 1], n=3, where="ece")
+
+
+def test_effective_size_is_kish():
+    from calibkit import _validate as v
+
+    w = np.array([1.0, 3.0, 3.0])
+    assert v.effective_size(w.sum(), (w**2).sum()) == pytest.approx(49 / 19)
+    assert v.effective_size(np.array([0.0]), np.array([0.0])).tolist() == [0.0]

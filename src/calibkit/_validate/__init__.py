@@ -5,7 +5,7 @@ Every public function calls into this package before it computes anything; nothi
 what is wrong, where (count, first index and value) and how to fix it. Nothing is clipped,
 renormalised or dropped here: data is either usable as it is or rejected.
 
-One module per concern: :mod:`.arrays` (arrays, tensors and columns; finite values in [0, 1]),
+One module per concern: :mod:`.arrays` (arrays, tensors and columns; finite values in [0, 1]), :mod:`.weights` (sample weights),
 :mod:`.outcomes` (outcomes, labels, a positive class), :mod:`.forecasts` (probabilities, logits,
 the clip policy, counts) and :mod:`.options` (choices, bins, levels, seeds, edges, paths).
 """
@@ -62,6 +62,7 @@ from .outcomes import (
     same_length,
     two_valued,
 )
+from .weights import effective_size, sample_weight
 
 __all__ = [
     "CalibkitWarning",
@@ -74,6 +75,7 @@ __all__ = [
     "NEAR_ZERO_SHARE",
     "ROW_SUM_ATOL",
     "choice",
+    "effective_size",
     "clip_setting",
     "column_to_numpy",
     "confidence",
@@ -100,6 +102,7 @@ __all__ = [
     "probability_matrix",
     "probability_values",
     "same_length",
+    "sample_weight",
     "scores",
     "seed_or_rng",
     "to_numpy",

@@ -1,0 +1,63 @@
+"""Sample weights: one check for every function that takes ``sample_weight=``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._errors import InputError
+from .arrays import finite, float_array, fmt_index, where_first
+from .outcomes import same_length
+
+
+def sample_weight(w: Any, *, n: int, where: str, name: str = "sample_weight") -> np.ndarray | None:
+    """``None`` stays ``None`` (every row counts once); otherwise a float64 array of ``n``
+    finite, non-negative weights that are not all zero.
+
+    A weight of zero keeps the row out of every sum (as scikit-learn does); the row still
+    has to be a valid forecast.
+
+    Examples
+    --------
+    >>> sample_weight([1, 2, 0], n=3, where="ece").tolist()
+    [1.0, 2.0, 0.0]
+    >>> sample_weight(None, n=3, where="ece") is None
+    True
+    """
+    if w is None:
+        return None
+    arr = float_array(w, name=name, where=where, ndim=1)
+    same_length(arr, n, name=name, where=where)
+    finite(arr, name=name, where=where, hint="Give every row a finite weight.")
+    negative = arr < 0
+    if negative.any():
+        count, index = where_first(negative)
+        raise InputError(
+            f"{where}: {name} must not be negative; {count} "
+            f"{'weight is' if count == 1 else 'weights are'}, first at {fmt_index(index)}: "
+            f"{arr[index]}. A weight says how many rows a row stands for: use 0 to leave a "
+            "row out."
+        )
+    if not arr.any():
+        raise InputError(
+            f"{where}: every {name} is zero, so no row counts and there is nothing to measure; "
+            "give at least one row a positive weight."
+        )
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def effective_size(weight_sum: np.ndarray | float, weight_sq_sum: np.ndarray | float) -> Any:
+    """Kish's effective sample size, (sum w)^2 / sum w^2 (0 where there is no weight).
+
+    Examples
+    --------
+    >>> float(effective_size(4.0, 4.0)), float(effective_size(4.0, 10.0))
+    (4.0, 1.6)
+    """
+    ws = np.asarray(weight_sum, dtype=np.float64)
+    wq = np.asarray(weight_sq_sum, dtype=np.float64)
+    out = np.zeros(np.broadcast(ws, wq).shape)
+    nz = wq > 0
+    np.divide(ws * ws, wq, out=out, where=nz)
+    return out if out.ndim else float(out)
