@@ -194,6 +194,29 @@ def bin_sums(
     return _bin_sums_numpy(conf, outcome, edges, closed)
 
 
+def weighted_bin_sums(
+    conf: np.ndarray, outcome: np.ndarray, weight: np.ndarray, edges: np.ndarray, closed: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per-bin raw count, the weighted sums of :data:`SUM_FIELDS` (each term times its row's
+    weight), the sum of the weights and the sum of their squares (checked input; numpy)."""
+    m = edges.size - 1
+    count = np.zeros(m, dtype=np.int64)
+    sums = np.zeros((len(SUM_FIELDS), m), dtype=np.float64)
+    wsum = np.zeros(m, dtype=np.float64)
+    wsq = np.zeros(m, dtype=np.float64)
+    for start in range(0, conf.shape[0], CHUNK):
+        x = conf[start : start + CHUNK].astype(np.float64)
+        o = outcome[start : start + CHUNK].astype(np.float64)
+        w = weight[start : start + CHUNK]
+        idx = bin_index(x, edges, closed)
+        count += np.bincount(idx, minlength=m)
+        wsum += np.bincount(idx, weights=w, minlength=m)
+        wsq += np.bincount(idx, weights=w * w, minlength=m)
+        for row, term in enumerate(sum_terms(x, o)):
+            sums[row] += np.bincount(idx, weights=term * w, minlength=m)
+    return count, sums, wsum, wsq
+
+
 # ----------------------------------------------------------------------------- top label
 
 

@@ -5,9 +5,10 @@ Every public function calls into this package before it computes anything; nothi
 what is wrong, where (count, first index and value) and how to fix it. Nothing is clipped,
 renormalised or dropped here: data is either usable as it is or rejected.
 
-One module per concern: :mod:`.arrays` (arrays, tensors and columns; finite values in [0, 1]), :mod:`.weights` (sample weights),
+One module per concern: :mod:`.arrays` (arrays, tensors and columns; finite values in [0, 1]),
 :mod:`.outcomes` (outcomes, labels, a positive class), :mod:`.forecasts` (probabilities, logits,
-the clip policy, counts) and :mod:`.options` (choices, bins, levels, seeds, edges, paths).
+the clip policy, counts), :mod:`.weights` (sample weights, Kish's effective size) and
+:mod:`.options` (choices, bins, levels, seeds, edges, paths).
 """
 
 from __future__ import annotations

@@ -215,6 +215,13 @@ class BinStats:
     variance term of Spiegelhalter's Z). Statistics over the same edges add: ``a + b`` equals the
     statistics of the concatenated data.
 
+    With sample weights w, every sum is a weighted sum (sum w p, sum w y, ...), ``count`` stays
+    the raw number of rows, ``weight`` is sum w and ``weight_sq`` sum w^2 per bin; unweighted
+    statistics leave both ``None``. Every measure divides by :attr:`mass` (the weight, or the
+    count), so integer weights give the numbers of the data with each row repeated that many
+    times; :attr:`effective_count` is Kish's effective sample size per bin, (sum w)^2 / sum w^2,
+    which binomial intervals and noise floors use in place of the count.
+
     Examples
     --------
     >>> import calibkit as ck
@@ -233,6 +240,8 @@ class BinStats:
     sum_conf_sq: np.ndarray
     sum_conf_outcome: np.ndarray
     sum_var_weight: np.ndarray
+    weight: np.ndarray | None = None
+    weight_sq: np.ndarray | None = None
 
     # -------------------------------------------------------------- construction
     @classmethod
@@ -252,44 +261,89 @@ class BinStats:
         *,
         edges: Any,
         closed: str = "right",
+        sample_weight: Any = None,
         where: str = "BinStats.from_forecasts",
     ) -> BinStats:
-        """Statistics of one batch of forecasts, in one pass over the data."""
+        """Statistics of one batch of forecasts, in one pass over the data (weighted sums when
+        ``sample_weight`` is given)."""
         e = v.edges(edges, where=where)
         closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
         conf = v.float_array(confidence, name="confidence", where=where, ndim=1)
         out = v.outcome_array(outcome, n=conf.shape[0], where=where)
+        w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
 
         def validate(c: np.ndarray, o: np.ndarray) -> None:
             v.unit_interval(c, name="confidence", where=where)
             v.outcome_values(o, where=where)
 
+        if w is not None:
+            validate(conf, out)
+            return cls.of_checked(conf, out, edges=e, closed=closed, sample_weight=w)
         count, sums = _kernels.bin_sums(conf, out, e, closed, validate=validate)
         return cls(e, closed, count, *sums)
 
     @classmethod
     def of_checked(
-        cls, confidence: np.ndarray, outcome: np.ndarray, *, edges: np.ndarray, closed: str
+        cls,
+        confidence: np.ndarray,
+        outcome: np.ndarray,
+        *,
+        edges: np.ndarray,
+        closed: str,
+        sample_weight: np.ndarray | None = None,
     ) -> BinStats:
-        """:meth:`from_forecasts` of arrays and edges already checked (an engine's prepared
-        input): one pass, nothing checked again."""
+        """:meth:`from_forecasts` of arrays, edges and weights already checked (an engine's
+        prepared input): one pass, nothing checked again."""
+        if sample_weight is not None:
+            count, sums, wsum, wsq = _kernels.weighted_bin_sums(
+                confidence, outcome, sample_weight, edges, closed
+            )
+            return cls.of_sums(edges, closed, count, sums, weight=wsum, weight_sq=wsq)
         count, sums = _kernels.bin_sums(confidence, outcome, edges, closed, validate=None)
         return cls(edges, closed, count, *sums)
 
     @classmethod
-    def from_chunks(
-        cls, chunks: Iterable[tuple[Any, Any]], *, edges: Any, closed: str = "right"
+    def of_sums(
+        cls,
+        edges: np.ndarray,
+        closed: str,
+        count: np.ndarray,
+        sums: Any,
+        *,
+        weight: np.ndarray | None = None,
+        weight_sq: np.ndarray | None = None,
     ) -> BinStats:
-        """Accumulate statistics over an iterable of ``(confidence, outcome)`` chunks, holding
-        one chunk at a time. Empty chunks add nothing; a stream with no forecasts at all is an
-        error."""
+        """Statistics from the count and the :data:`~calibkit._kernels.SUM_FIELDS` sums in
+        order (weighted sums with ``weight`` and ``weight_sq``)."""
+        conf, outcome, conf_sq, conf_outcome, var_weight = sums
+        return cls(
+            edges,
+            closed,
+            count,
+            conf,
+            outcome,
+            conf_sq,
+            conf_outcome,
+            var_weight,
+            weight=weight,
+            weight_sq=weight_sq,
+        )
+
+    @classmethod
+    def from_chunks(
+        cls, chunks: Iterable[tuple[Any, ...]], *, edges: Any, closed: str = "right"
+    ) -> BinStats:
+        """Accumulate statistics over an iterable of ``(confidence, outcome)`` chunks (or
+        ``(confidence, outcome, sample_weight)``), holding one chunk at a time. Empty chunks add
+        nothing; a stream with no forecasts at all is an error."""
         where = "BinStats.from_chunks"
         total = cls.empty(edges, closed=closed)
-        for conf, out in chunks:
+        for chunk in chunks:
+            conf, out, w = (*chunk, None)[:3] if len(chunk) == 2 else chunk
             if np.size(conf) == 0 and np.size(out) == 0:
                 continue  # an empty batch from a stream adds nothing
             total = total + cls.from_forecasts(
-                conf, out, edges=total.edges, closed=closed, where=where
+                conf, out, edges=total.edges, closed=closed, sample_weight=w, where=where
             )
         if total.n == 0:
             raise InputError(
@@ -308,11 +362,14 @@ class BinStats:
                 "compute both with the same edges= (quantile edges differ between chunks: "
                 "compute them once on all the data first)."
             )
-        return BinStats(
+        weighted = self.weighted or other.weighted
+        return BinStats.of_sums(
             self.edges,
             self.closed,
             self.count + other.count,
-            *(getattr(self, f) + getattr(other, f) for f in _kernels.SUM_FIELDS),
+            [getattr(self, f) + getattr(other, f) for f in _kernels.SUM_FIELDS],
+            weight=self.mass + other.mass if weighted else None,
+            weight_sq=self.mass_sq + other.mass_sq if weighted else None,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -325,6 +382,9 @@ class BinStats:
             and all(
                 np.array_equal(getattr(self, f), getattr(other, f)) for f in _kernels.SUM_FIELDS
             )
+            and self.weighted == other.weighted
+            and np.array_equal(self.mass, other.mass)
+            and np.array_equal(self.mass_sq, other.mass_sq)
         )
 
     def allclose(self, other: BinStats, *, rtol: float = 1e-12, atol: float = 1e-12) -> bool:
@@ -339,13 +399,49 @@ class BinStats:
                 np.allclose(getattr(self, f), getattr(other, f), rtol=rtol, atol=atol)
                 for f in _kernels.SUM_FIELDS
             )
+            and self.weighted == other.weighted
+            and np.allclose(self.mass, other.mass, rtol=rtol, atol=atol)
+            and np.allclose(self.mass_sq, other.mass_sq, rtol=rtol, atol=atol)
         )
 
     # -------------------------------------------------------------- derived
     @property
     def n(self) -> int:
-        """Total number of forecasts."""
+        """Total number of forecasts (rows, whatever their weights)."""
         return int(self.count.sum())
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the sums are weighted by sample weights."""
+        return self.weight is not None
+
+    @property
+    def mass(self) -> np.ndarray:
+        """What each bin's sums are divided by: the sum of the weights, or the count (float)."""
+        return self.count.astype(np.float64) if self.weight is None else self.weight
+
+    @property
+    def mass_sq(self) -> np.ndarray:
+        """Sum of the squared weights per bin (the count when unweighted)."""
+        return self.count.astype(np.float64) if self.weight_sq is None else self.weight_sq
+
+    @property
+    def total_mass(self) -> float:
+        """Sum of all weights (the number of forecasts when unweighted)."""
+        return float(self.mass.sum())
+
+    @property
+    def effective_count(self) -> np.ndarray:
+        """Kish's effective sample size per bin, (sum w)^2 / sum w^2 (the count when
+        unweighted).
+
+        >>> s = BinStats.from_forecasts([0.3, 0.4], [1, 0], edges=[0, 1], sample_weight=[1, 3])
+        >>> s.count.tolist(), s.mass.tolist(), s.effective_count.tolist()
+        ([2], [4.0], [1.6])
+        """
+        if self.weight is None:
+            return self.count.astype(np.float64)
+        return np.asarray(v.effective_size(self.mass, self.mass_sq))
 
     @property
     def n_bins(self) -> int:
@@ -363,8 +459,9 @@ class BinStats:
 
     def _mean(self, total: np.ndarray) -> np.ndarray:
         out = np.full(self.count.shape, np.nan)
-        nz = self.count > 0
-        out[nz] = total[nz] / self.count[nz]
+        mass = self.mass
+        nz = mass > 0
+        out[nz] = total[nz] / mass[nz]
         return out
 
     def __str__(self) -> str:
@@ -376,10 +473,12 @@ class BinStats:
         n = int(self.count.sum())
         if not n:
             return f"BinStats of no forecasts in {self.count.size} bins"
+        mass = self.total_mass
+        weights = f" (total weight {mass:g})" if self.weighted else ""
         return (
-            f"BinStats of {n:,} forecasts in {self.count.size} bins "
+            f"BinStats of {n:,} forecasts{weights} in {self.count.size} bins "
             f"({int((self.count > 0).sum())} with data), mean confidence "
-            f"{self.sum_conf.sum() / n:.4f}, mean outcome {self.sum_outcome.sum() / n:.4f}"
+            f"{self.sum_conf.sum() / mass:.4f}, mean outcome {self.sum_outcome.sum() / mass:.4f}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -390,16 +489,25 @@ class BinStats:
             "count": self.count.tolist(),
         }
         out.update({f: getattr(self, f).tolist() for f in _kernels.SUM_FIELDS})
+        if self.weight is not None and self.weight_sq is not None:
+            out["weight"] = self.weight.tolist()
+            out["weight_sq"] = self.weight_sq.tolist()
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BinStats:
         try:
-            return cls(
+            return cls.of_sums(
                 np.asarray(data["edges"], dtype=np.float64),
                 str(data["closed"]),
                 np.asarray(data["count"], dtype=np.int64),
-                *(np.asarray(data[f], dtype=np.float64) for f in _kernels.SUM_FIELDS),
+                [np.asarray(data[f], dtype=np.float64) for f in _kernels.SUM_FIELDS],
+                weight=_optional(data.get("weight")),
+                weight_sq=_optional(data.get("weight_sq")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"BinStats.from_dict: malformed statistics ({exc}).") from None
+
+
+def _optional(values: Any) -> np.ndarray | None:
+    return None if values is None else np.asarray(values, dtype=np.float64)
