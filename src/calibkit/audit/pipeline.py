@@ -214,6 +214,7 @@ def audit_from_summary(
     low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     ece = ece_from_stats(stats)
     n = stats.n
+    mass = summary.mass
     stages.next()
     floor = noise_floor_from_stats(stats, n_sims=n_sims, seed=seed)
     stages.next()
@@ -247,12 +248,12 @@ def audit_from_summary(
             if summary.classwise
             else None
         ),
-        brier=summary.brier_sum / n,
+        brier=summary.brier_sum / mass,
         brier_decomposition=decompose_stats(stats),
-        nll=summary.nll_sum / n,
+        nll=summary.nll_sum / mass,
         auc=summary.auc,
-        accuracy=summary.n_correct / n,
-        mean_confidence=float(stats.sum_conf.sum() / n),
+        accuracy=summary.accuracy,
+        mean_confidence=float(stats.sum_conf.sum() / mass),
         tests=tests,
         seed=seed,
         calibration_slope=None if summary.slope is None else summary.slope.at_level(level),

@@ -108,6 +108,10 @@ class Summary:
     where the engine did not fit it). ``pooled`` holds each distinct forecast with its count and
     events (None where the engine does not collect them: the SQL engines). ``notes`` say where an
     approximation was used.
+
+    With sample weights, ``stats`` and ``deciles`` hold weighted sums, ``brier_sum`` and
+    ``nll_sum`` are sums of weight times score, ``correct_weight`` is the weight of the correct
+    predictions (``n_correct`` stays their raw count), and every mean divides by :attr:`mass`.
     """
 
     kind: str
@@ -125,10 +129,25 @@ class Summary:
     pooled: Pooled | None = None
     engine: str = "memory"
     notes: tuple[str, ...] = field(default=())
+    correct_weight: float | None = None
 
     @property
     def n(self) -> int:
         return self.stats.n
+
+    @property
+    def weighted(self) -> bool:
+        return self.stats.weighted
+
+    @property
+    def mass(self) -> float:
+        """The total weight (the number of forecasts when unweighted): what means divide by."""
+        return self.stats.total_mass
+
+    @property
+    def accuracy(self) -> float:
+        correct = self.n_correct if self.correct_weight is None else self.correct_weight
+        return correct / self.mass
 
     def allclose(self, other: Summary, *, rtol: float = 1e-12) -> bool:
         """Same counts and kinds, sums equal to ``rtol`` (summation order differs by engine)."""
@@ -149,8 +168,9 @@ class Summary:
                 a.allclose(b, rtol=rtol, atol=rtol)
                 for a, b in zip(self.classwise, other.classwise, strict=True)
             )
-            and close(self.brier_sum / self.n, other.brier_sum / other.n)
-            and close(self.nll_sum / self.n, other.nll_sum / other.n)
+            and close(self.accuracy, other.accuracy)
+            and close(self.brier_sum / self.mass, other.brier_sum / other.mass)
+            and close(self.nll_sum / self.mass, other.nll_sum / other.mass)
             and close(self.auc, other.auc, self.auc_error + other.auc_error)
         )
 
@@ -167,6 +187,7 @@ class Summary:
             "deciles": self.deciles.to_dict(),
             "classwise": [s.to_dict() for s in self.classwise],
             "n_correct": self.n_correct,
+            "correct_weight": self.correct_weight,
             "brier_sum": self.brier_sum,
             "nll_sum": self.nll_sum if math.isfinite(self.nll_sum) else None,
             "auc": self.auc,
@@ -191,6 +212,11 @@ class Summary:
             deciles=self.deciles + other.deciles,
             classwise=tuple(a + b for a, b in zip(self.classwise, other.classwise, strict=True)),
             n_correct=self.n_correct + other.n_correct,
+            correct_weight=(
+                None
+                if self.correct_weight is None and other.correct_weight is None
+                else (self.correct_weight or 0.0) + (other.correct_weight or 0.0)
+            ),
             brier_sum=self.brier_sum + other.brier_sum,
             nll_sum=self.nll_sum + other.nll_sum,
             auc=None,
@@ -222,4 +248,10 @@ def coarsen(
     count = np.add.reduceat(fine.count, starts)
     sums = [np.add.reduceat(getattr(fine, f), starts) for f in _kernels.SUM_FIELDS]
     made.warn_if_collapsed(where, stacklevel=stacklevel)
-    return BinStats(edges, fine.closed, count, *sums), made
+    weights = {}
+    if fine.weighted:
+        weights = {
+            "weight": np.add.reduceat(fine.mass, starts),
+            "weight_sq": np.add.reduceat(fine.mass_sq, starts),
+        }
+    return BinStats.of_sums(edges, fine.closed, count, sums, **weights), made
