@@ -67,8 +67,8 @@ def ece(
     >>> round(ck.ece(conf, hit, n_bins=2), 4), round(ck.ece(conf, hit, n_bins=1), 4)
     (0.12, 0.04)
 
-    Rows at 0.75 weighing three times those at 0.25: the weighted gaps 0.25 and 0.15 count
-    1 : 3, so ECE = (0.25 + 3 * 0.15) / 4.
+    Rows at 0.75 weighing three times those at 0.25: the bins' gaps, 0 (one event in four at
+    0.25) and 0.25 (four events in four at 0.75), count 4 : 12, so ECE = 12 / 16 * 0.25.
 
     >>> y = [0, 0, 0, 1, 1, 1, 1, 1]
     >>> p = [0.25] * 4 + [0.75] * 4
