@@ -79,6 +79,27 @@ def test_weighted_reliability_table_by_hand():
     )
 
 
+def test_terminal_table_shows_the_weight_beside_the_count():
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from calibkit.report.terminal import reliability_note, reliability_table
+
+    t = ck.reliability_bins(
+        [0.2, 0.4, 0.6, 0.9], [1, 0, 1, 1], n_bins=2, sample_weight=[1, 3, 2, 0]
+    )
+    audit = SimpleNamespace(table=t, n_bins=2, kind=None)
+    console = Console(width=120, record=True)
+    console.print(reliability_table(audit))
+    lines = console.export_text().splitlines()
+    assert lines[0].split()[:4] == ["bin", "count", "weight", "conf"]
+    assert lines[2].split()[:4] == ["[0,", "0.5]", "2", "4"]
+    assert reliability_note(audit).startswith("N = 4 (total weight 6), M = 2 uniform bins")
+    plain = SimpleNamespace(table=ck.reliability_bins([0.2, 0.9], [1, 1], n_bins=2), n_bins=2)
+    assert "weight" not in [c.header for c in reliability_table(plain).columns]
+
+
 def test_unweighted_table_has_no_weight_fields():
     t = ck.reliability_bins([0.2, 0.4, 0.6, 0.9], [1, 0, 1, 1], n_bins=2)
     assert "weight" not in t.to_dict()["rows"][0] and "total_weight" not in t.to_dict()
