@@ -417,3 +417,21 @@ def test_bad_weights_are_refused(call, weight, message):
     name = call.split("-")[0]
     with pytest.raises(ck.InputError, match=f"^{name}: " + message.replace("(", r"\(")):
         CALLS[call](weight)
+
+
+@pytest.mark.parametrize("near_certain", [True, False], ids=["compound-poisson", "normal"])
+def test_weighted_noise_floor_of_large_bins_matches_a_direct_simulation(near_certain):
+    # bins over 4096 rows: compound Poisson sums for forecasts near 0 and 1, normal otherwise
+    rng = np.random.default_rng(6)
+    if near_certain:
+        p = np.concatenate([rng.uniform(0.0, 0.002, 9000), rng.uniform(0.998, 1.0, 9000)])
+    else:
+        p = rng.uniform(0.3, 0.5, 12000)
+    w = rng.lognormal(0.0, 1.0, p.size)
+    floor = ck.noise_floor(p, n_bins=2, n_sims=1000, sample_weight=w, seed=1)
+    assert "compound Poisson" in floor.method
+    direct = [
+        ck.ece(p, (rng.random(p.size) < p).astype(int), n_bins=2, sample_weight=w)
+        for _ in range(600)
+    ]
+    assert floor.mean == pytest.approx(np.mean(direct), rel=0.06)
