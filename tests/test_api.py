@@ -156,6 +156,7 @@ def test_contract_signatures_from_design():
         "edges": None,
         "interval": "wilson",
         "level": 0.95,
+        "sample_weight": None,
     }
     assert keyword_defaults(ck.ece) == {
         "n_bins": 15,
@@ -163,6 +164,7 @@ def test_contract_signatures_from_design():
         "closed": "right",
         "norm": "l1",
         "edges": None,
+        "sample_weight": None,
     }
     for fn in (ck.brier, ck.nll, ck.accuracy):
         assert list(inspect.signature(fn).parameters)[:2] == ["probs", "labels"]

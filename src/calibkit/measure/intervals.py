@@ -9,7 +9,7 @@ import numpy as np
 from .. import _validate as v
 from .distributions import normal_quantile
 
-__all__ = ["INTERVALS", "binomial_interval"]
+__all__ = ["INTERVALS", "binomial_interval", "proportion_interval"]
 
 INTERVALS = ("wilson", "clopper-pearson", "jeffreys")
 
@@ -38,6 +38,29 @@ def binomial_interval(
     level = v.level(level, where=where)
     scalar = np.ndim(successes) == 0 and np.ndim(trials) == 0
     k, n = v.counts(successes, trials, where=where)
+    lo, hi = proportion_interval(k, n, method=method, level=level)
+    if scalar:
+        return lo[0], hi[0]
+    return lo, hi
+
+
+def proportion_interval(
+    successes: np.ndarray, trials: np.ndarray, *, method: str, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`binomial_interval` of checked arrays, which may be fractional: a weighted
+    proportion ``acc`` out of Kish's effective size n_eff enters as ``n_eff * acc`` successes of
+    ``n_eff`` trials (the Wilson score formula and the beta quantiles are defined for real
+    counts). NaN where ``trials`` is 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo, hi = proportion_interval(np.array([1.5]), np.array([3.0]), method="wilson", level=0.95)
+    >>> round(float(lo[0]), 4), round(float(hi[0]), 4)
+    (0.1253, 0.8747)
+    """
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
     alpha = 1.0 - level
     lo = np.full(k.shape, np.nan)
     hi = lo.copy()
@@ -61,6 +84,4 @@ def binomial_interval(
             hi[ok] = np.where(
                 k == n, 1.0, betaincinv(a_hi, np.maximum(b_hi, 1e-300), 1.0 - alpha / 2)
             )
-    if scalar:
-        return lo[0], hi[0]
     return lo, hi

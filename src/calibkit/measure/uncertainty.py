@@ -1,5 +1,6 @@
 """How much of a calibration number is noise: the noise floor of ECE, a bootstrap interval for
-ECE, and goodness-of-fit tests (Spiegelhalter's Z, Hosmer-Lemeshow)."""
+ECE; and (from :mod:`calibkit.measure.fit_tests`) the goodness-of-fit tests, Spiegelhalter's Z
+and Hosmer-Lemeshow."""
 
 from __future__ import annotations
 
@@ -11,17 +12,40 @@ import numpy as np
 from .. import _kernels
 from .. import _validate as v
 from .bins import BinStats, resolve_edges
-from .distributions import chi2_sf, normal_two_sided
 from .errors import NORMS, ece_from_stats
+from .fit_tests import (
+    TestResult,
+    format_p,
+    hosmer_lemeshow,
+    hosmer_lemeshow_from_stats,
+    spiegelhalter_from_stats,
+    spiegelhalter_variance,
+    spiegelhalter_z,
+)
 from .reliability import binned
+from .weighted import weighted_quantile_edges
+from .weighted_sims import (
+    BOOTSTRAP_FROM_WEIGHTED_STATS,
+    NOISE_FROM_WEIGHTED_STATS,
+    weighted_bootstrap_rows,
+    weighted_bootstrap_stats,
+    weighted_noise_from_stats,
+    weighted_simulated_sums,
+)
 
 __all__ = [
     "BootstrapInterval",
     "NoiseFloor",
     "TestResult",
     "bootstrap_ece",
+    "bootstrap_from_stats",
+    "format_p",
     "hosmer_lemeshow",
+    "hosmer_lemeshow_from_stats",
     "noise_floor",
+    "noise_floor_from_stats",
+    "spiegelhalter_from_stats",
+    "spiegelhalter_variance",
     "spiegelhalter_z",
 ]
 
@@ -110,13 +134,16 @@ def noise_floor(
     norm: str = "l1",
     n_sims: int = 1000,
     seed: int | np.random.Generator | None = 0,
+    sample_weight: Any = None,
 ) -> NoiseFloor:
     """Simulated ECE of a perfectly calibrated forecaster with these confidences.
 
     Outcomes are drawn Bernoulli(confidence) ``n_sims`` times (vectorised, seeded); each draw's
     ECE is computed with the same bins. An observed ECE inside this range is within noise of
     perfect calibration: on finite data even a calibrated forecaster's ECE is above 0 (the
-    consistency resampling of Bröcker and Smith 2007).
+    consistency resampling of Bröcker and Smith 2007). With ``sample_weight``, each row keeps
+    its weight: the floor is the weighted ECE (:func:`ece`) of the simulated outcomes, so
+    uneven weights raise it as they lower the effective sample size.
 
     Examples
     --------
@@ -136,11 +163,20 @@ def noise_floor(
         conf, n_bins=n_bins, strategy=strategy, edges=edges, where=where, closed=closed
     )
     m = made.values.size - 1
+    w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
+    if w is not None and strategy == "quantile" and edges is None:
+        made = weighted_quantile_edges(conf, w, n_bins=made.requested, closed=closed, where=where)
+    m = made.values.size - 1
     idx = _kernels.bin_index(conf, made.values, closed)
-    sums, method = _simulated_bin_sums(conf, idx, m, n_sims, rng)
-    count = np.bincount(idx, minlength=m)
-    sum_conf = np.bincount(idx, weights=conf, minlength=m)
-    values = _ece_rows(count, sum_conf, sums, norm)
+    if w is None:
+        sums, method = _simulated_bin_sums(conf, idx, m, n_sims, rng)
+        count = np.bincount(idx, minlength=m)
+        sum_conf = np.bincount(idx, weights=conf, minlength=m)
+        values = _ece_rows(count, sum_conf, sums, norm)
+    else:
+        sums, method = weighted_simulated_sums(conf, w, idx, m, n_sims, rng)
+        mass = np.bincount(idx, weights=w, minlength=m)
+        values = _ece_rows(mass, np.bincount(idx, weights=w * conf, minlength=m), sums, norm)
     return NoiseFloor(
         float(values.mean()),
         float(np.percentile(values, 95)),
@@ -169,6 +205,8 @@ def noise_floor_from_stats(
     both in the :class:`BinStats`; each bin's total is drawn from that normal law (its
     Berry-Esseen error is small once the variance passes 50, as in the large bins of
     :func:`noise_floor`), or from a binomial with the bin's count and mean below that.
+    Weighted statistics use each bin's effective count (Kish) in place of its count:
+    :data:`~calibkit.measure.weighted_sims.NOISE_FROM_WEIGHTED_STATS` says how.
 
     Examples
     --------
@@ -180,6 +218,20 @@ def noise_floor_from_stats(
     True
     """
     rng = np.random.default_rng(seed)
+    if stats.weighted:
+        values = _ece_rows(
+            stats.mass, stats.sum_conf, weighted_noise_from_stats(stats, n_sims, rng), norm
+        )
+        return NoiseFloor(
+            float(values.mean()),
+            float(np.percentile(values, 95)),
+            n_sims,
+            stats.n,
+            stats.n_bins,
+            norm,
+            seed,
+            NOISE_FROM_WEIGHTED_STATS,
+        )
     count = stats.count.astype(np.float64)
     var = np.maximum(stats.sum_conf - stats.sum_conf_sq, 0.0)
     normal = var >= 50.0
@@ -208,13 +260,14 @@ def noise_floor_from_stats(
 def _ece_rows(
     count: np.ndarray, sum_conf: np.ndarray, sum_outcome: np.ndarray, norm: str
 ) -> np.ndarray:
-    """ECE of each row of per-bin outcome sums (shape (R, M)) against fixed counts/sums."""
+    """ECE of each row of per-bin outcome sums (shape (R, M)) against fixed counts/sums (or
+    bin weights: ``count`` may be fractional)."""
     n = count.sum(axis=-1)
     diff = sum_outcome - sum_conf
     if norm == "l1":
         return np.abs(diff).sum(axis=-1) / n
     with np.errstate(invalid="ignore", divide="ignore"):
-        gap = np.where(count > 0, diff / np.maximum(count, 1), 0.0)
+        gap = np.where(count > 0, diff / np.where(count > 0, count, 1), 0.0)
     if norm == "l2":
         return np.sqrt((diff * gap).sum(axis=-1) / n)
     return np.abs(gap).max(axis=-1)
@@ -261,6 +314,7 @@ def bootstrap_ece(
     n_boot: int = 1000,
     level: float = 0.95,
     seed: int | np.random.Generator | None = 0,
+    sample_weight: Any = None,
 ) -> BootstrapInterval:
     """Percentile bootstrap interval for ECE (rows resampled with replacement; bins fixed).
 
@@ -268,6 +322,12 @@ def bootstrap_ece(
     block. When N * n_boot exceeds :data:`EXACT_BOOTSTRAP_MAX`, the bin counts are still drawn
     exactly (multinomial) and each bin's resampled gap is drawn from its normal limit, with the
     within-bin variance of (outcome - confidence); ``method`` says which was used.
+
+    With ``sample_weight``, the estimate is the weighted ECE (:func:`ece`) and the bootstrap is
+    the weighted one: the N rows are resampled with replacement, each carrying its weight, and
+    each resample's weighted ECE is computed over the same bins. Above the exact limit, the bin
+    shares are drawn multinomial on Kish's effective counts and the weighted gaps from their
+    normal limit (``method`` says so).
 
     Examples
     --------
@@ -291,13 +351,26 @@ def bootstrap_ece(
         closed=closed,
         edges=edges,
         where=where,
+        sample_weight=sample_weight,
     )
     n = stats.n
     if n * n_boot <= EXACT_BOOTSTRAP_MAX:
         conf = np.asarray(v.confidence(confidence, where=where), dtype=np.float64)
         out = np.asarray(v.outcome(outcome, n=n, where=where), dtype=np.float64)
-        values = _bootstrap_exact(conf, out, stats, norm, n_boot, rng)
-        method = "exact resampling of rows"
+        if stats.weighted:
+            w = np.asarray(v.sample_weight(sample_weight, n=n, where=where))
+            idx = _kernels.bin_index(conf, stats.edges, stats.closed)
+            mass, s_conf, s_out = weighted_bootstrap_rows(
+                conf, out, w, idx, stats.n_bins, n_boot, rng
+            )
+            values = _ece_rows(mass, s_conf, s_out, norm)
+            method = "exact resampling of rows, each carrying its weight"
+        else:
+            values = _bootstrap_exact(conf, out, stats, norm, n_boot, rng)
+            method = "exact resampling of rows"
+    elif stats.weighted:
+        values = bootstrap_from_stats(stats, norm, n_boot, rng)
+        method = BOOTSTRAP_FROM_WEIGHTED_STATS
     else:
         values = bootstrap_from_stats(stats, norm, n_boot, rng)
         method = BOOTSTRAP_FROM_STATS
@@ -340,7 +413,11 @@ def _bootstrap_exact(
 def bootstrap_from_stats(
     stats: BinStats, norm: str, n_boot: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Bootstrap ECE values from binned statistics alone (for data too large to resample)."""
+    """Bootstrap ECE values from binned statistics alone (for data too large to resample);
+    weighted statistics: :data:`~calibkit.measure.weighted_sims.BOOTSTRAP_FROM_WEIGHTED_STATS`."""
+    if stats.weighted:
+        mass, diff = weighted_bootstrap_stats(stats, n_boot, rng)
+        return _ece_rows(mass, np.zeros_like(mass), diff, norm)
     n = stats.n
     cnt = np.maximum(stats.count, 1).astype(np.float64, copy=False)
     conf, acc = stats.sum_conf / cnt, stats.sum_outcome / cnt
@@ -355,150 +432,3 @@ def bootstrap_from_stats(
     gaps = (acc - conf) + rng.standard_normal(counts.shape) * np.sqrt(var_d / safe)
     diff = np.where(counts > 0, gaps * counts, 0.0)
     return _ece_rows(counts, np.zeros_like(counts), diff, norm)
-
-
-# ----------------------------------------------------------------------------- tests
-
-
-@dataclass(frozen=True)
-class TestResult:
-    """A goodness-of-fit test of calibration. A small ``p_value`` is evidence of
-    miscalibration; ``statistic`` is NaN (with ``note``) when the test is undefined."""
-
-    name: str
-    statistic: float
-    p_value: float
-    df: int | None = None
-    note: str = ""
-
-    __test__ = False  # not a pytest test class
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        for key in ("statistic", "p_value"):  # strict JSON has no NaN/Infinity; note says why
-            if not np.isfinite(d[key]):
-                d[key] = None
-        return d
-
-    def __str__(self) -> str:
-        df = f", df = {self.df}" if self.df is not None else ""
-        note = f" ({self.note})" if self.note else ""
-        return f"{self.name}: {self.statistic:.3f}{df}, {format_p(self.p_value)}{note}"
-
-
-def format_p(p: float) -> str:
-    """``p = 0.0123``, or ``p < 1e-300`` where the p-value underflows to 0."""
-    if np.isnan(p):
-        return "p undefined"
-    return "p < 1e-300" if p < 1e-300 else f"p = {p:.4g}"
-
-
-def spiegelhalter_from_stats(stats: BinStats) -> TestResult:
-    """Spiegelhalter's Z from binned statistics (the bins play no role in the statistic)."""
-    numerator = float(
-        stats.sum_outcome.sum()
-        - stats.sum_conf.sum()
-        - 2.0 * stats.sum_conf_outcome.sum()
-        + 2.0 * stats.sum_conf_sq.sum()
-    )
-    variance = float(stats.sum_var_weight.sum())
-    if variance <= 0.0:
-        return TestResult(
-            "Spiegelhalter Z",
-            float("nan"),
-            float("nan"),
-            note="undefined: every forecast is 0, 0.5 or 1",
-        )
-    z = numerator / np.sqrt(variance)
-    return TestResult("Spiegelhalter Z", float(z), normal_two_sided(float(z)))
-
-
-def spiegelhalter_z(confidence: Any, outcome: Any) -> TestResult:
-    """Spiegelhalter's (1986) Z test: Z = sum (y - p)(1 - 2p) / sqrt(sum (1 - 2p)^2 p (1 - p)),
-    standard normal under perfect calibration; two-sided p-value.
-
-    Examples
-    --------
-    Four forecasts of 0.9, three right: numerator (3 * 0.1 - 0.9) * (1 - 1.8) = 0.48, variance
-    4 * 0.64 * 0.09 = 0.2304, so Z = 0.48 / 0.48 = 1.
-
-    >>> import calibkit as ck
-    >>> t = ck.spiegelhalter_z([0.9, 0.9, 0.9, 0.9], [1, 1, 1, 0])
-    >>> round(t.statistic, 4)
-    1.0
-    """
-    stats, _ = binned(
-        confidence,
-        outcome,
-        n_bins=1,
-        strategy="uniform",
-        closed="right",
-        edges=None,
-        where="spiegelhalter_z",
-    )
-    return spiegelhalter_from_stats(stats)
-
-
-def hosmer_lemeshow_from_stats(
-    stats: BinStats, *, fitted: bool = False, requested: int | None = None
-) -> TestResult:
-    """Hosmer-Lemeshow C statistic over the bins of ``stats``; ``requested`` is the number of
-    groups asked for, so the note can say how many tied confidences merged (a note, not a
-    warning: ties are normal in real forecasts and the test is still defined)."""
-    nz = stats.count > 0
-    n_g = stats.count[nz].astype(np.float64, copy=False)
-    observed, expected = stats.sum_outcome[nz], stats.sum_conf[nz]
-    denom = expected * (1.0 - expected / n_g)
-    degenerate = denom <= 0.0
-    note = f"{int(nz.sum())} equal-mass groups"
-    if requested is not None and stats.n_bins < requested:
-        note += f" of {requested} requested (tied confidences merged the others)"
-    if np.any(degenerate & (observed != expected)):
-        stat = float("inf")
-        note += "; a group of forecasts all exactly 0 or 1 holds a contrary outcome"
-    else:
-        keep = ~degenerate
-        stat = float(np.sum((observed[keep] - expected[keep]) ** 2 / denom[keep]))
-    groups = int(nz.sum())
-    df = groups - 2 if fitted else groups
-    if df < 1:
-        return TestResult(
-            "Hosmer-Lemeshow",
-            stat,
-            float("nan"),
-            df,
-            note=f"undefined: only {groups} non-empty groups",
-        )
-    return TestResult("Hosmer-Lemeshow", stat, chi2_sf(stat, df), df, note=note)
-
-
-def hosmer_lemeshow(
-    confidence: Any, outcome: Any, *, n_bins: int = 10, fitted: bool = False
-) -> TestResult:
-    """Hosmer-Lemeshow test over ``n_bins`` equal-mass groups (quantile bins) of the forecasts.
-
-    C = sum_g (O_g - E_g)^2 / (E_g (1 - E_g / n_g)), with O_g the observed and E_g the expected
-    number of events in group g, compared with a chi-squared distribution with G degrees of
-    freedom for forecasts judged on data they were not fitted to (``fitted=False``, the usual
-    audit) or G - 2 for a model fitted on these same data (Hosmer and Lemeshow's original).
-
-    Examples
-    --------
-    >>> import calibkit as ck
-    >>> t = ck.hosmer_lemeshow([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], n_bins=2)
-    >>> round(t.statistic, 4), t.df
-    (1.625, 2)
-    """
-    where = "hosmer_lemeshow"
-    n_bins = v.n_bins(n_bins, where=where)
-    stats, _ = binned(
-        confidence,
-        outcome,
-        n_bins=n_bins,
-        strategy="quantile",
-        closed="right",
-        edges=None,
-        where=where,
-        warn=False,
-    )
-    return hosmer_lemeshow_from_stats(stats, fitted=fitted, requested=n_bins)

@@ -61,26 +61,29 @@ def render_audit(audit: Audit, console: Console, *, source: str | None = None) -
 
 
 def reliability_table(audit: Audit) -> Table:
-    """The reliability table as a rich Table (empty bins: count 0 and dashes)."""
+    """The reliability table as a rich Table (empty bins: count 0 and dashes); with sample
+    weights, the bin's total weight beside its raw count."""
     table = audit.table
     level = int(round(table.level * 100))
     out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     out.add_column("bin", justify="right", no_wrap=True)
-    for name in ("count", "conf", "acc", "gap", "se"):
+    names = ("count", "weight") if table.weighted else ("count",)
+    for name in (*names, "conf", "acc", "gap", "se"):
         out.add_column(name, justify="right", no_wrap=True)
     if table.interval:
         out.add_column(f"{level}% {table.interval}", justify="right", no_wrap=True)
     for label, row in zip(table.bin_labels(), table.rows, strict=True):
         cells: list[str | Text]
-        if row.count == 0:
-            cells = [label, "0", DASH, DASH, DASH, DASH]
+        counts = [str(row.count)] + ([f"{row.weight:.4g}"] if row.weight is not None else [])
+        if row.empty:
+            cells = [label, *counts, DASH, DASH, DASH, DASH]
             if table.interval:
                 cells.append(DASH)
             out.add_row(*cells, style="dim")
             continue
         outside = table.interval is not None and not (row.ci_low <= row.conf <= row.ci_high)
         gap = Text(f"{row.gap:+.4f}", style="bold red" if outside else "")
-        cells = [label, str(row.count), f"{row.conf:.4f}", f"{row.acc:.4f}", gap, f"{row.se:.4f}"]
+        cells = [label, *counts, f"{row.conf:.4f}", f"{row.acc:.4f}", gap, f"{row.se:.4f}"]
         if table.interval:
             cells.append(_interval(row.ci_low, row.ci_high))
         out.add_row(*cells)
@@ -92,8 +95,9 @@ def reliability_note(audit: Audit) -> str:
     table = audit.table
     collapsed = table.requested_bins - audit.n_bins
     ties = f", {collapsed} collapsed by ties" if collapsed > 0 else ""
+    total = f" (total weight {table.stats.total_mass:g})" if table.weighted else ""
     note = (
-        f"N = {table.n}, M = {audit.n_bins} {table.strategy} bins{ties}, "
+        f"N = {table.n}{total}, M = {audit.n_bins} {table.strategy} bins{ties}, "
         f"{table.closed}-closed; {gap_note(audit.kind)}"
     )
     if table.interval:
