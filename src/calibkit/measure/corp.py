@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from .._errors import InputError
 from .corp_bands import Band, bands, plural
 from .pooled import Pooled, isotonic_fit, pool_ties, step_at
 
@@ -63,6 +64,7 @@ class ScoreDecomposition:
     recalibrated: float
     n: int
     note: str = ""
+    weight: float | None = None
 
     @property
     def removable(self) -> float:
@@ -84,6 +86,8 @@ class ScoreDecomposition:
             "n": self.n,
             "note": self.note,
         }
+        if self.weight is not None:
+            d["weight"] = self.weight
         return {k: _finite_or_none(x) for k, x in d.items()}
 
     def __str__(self) -> str:
@@ -103,6 +107,8 @@ class CorpResult:
     their event rate and ``recalibrated`` the isotonic fit there: the CORP curve, a
     non-decreasing step function of the forecast. ``brier`` and ``log_loss`` are the
     decompositions; ``consistency`` and ``confidence`` the bands (None when ``n_boot`` is 0).
+    With sample weights ``weight`` is the sum of the weights at each ``x`` and ``observed``
+    the weighted event rate (``count`` and ``n`` count the rows of positive weight).
     """
 
     x: np.ndarray
@@ -117,6 +123,7 @@ class CorpResult:
     level: float
     n_boot: int
     seed: int | None
+    weight: np.ndarray | None = None
 
     @property
     def blocks(self) -> list[tuple[float, float, int, float]]:
@@ -160,6 +167,7 @@ class CorpResult:
             "level": self.level,
             "n_boot": self.n_boot,
             "seed": self.seed,
+            **({} if self.weight is None else {"weight": self.weight.tolist()}),
         }
 
     def outside_consistency(self) -> int:
@@ -202,17 +210,18 @@ def _finite_or_none(x: Any) -> Any:
 
 def _brier_terms(pooled: Pooled, p: np.ndarray) -> float:
     """Mean Brier score of forecasting ``p`` at each pooled value: each value's rows
-    contribute count p^2 - 2 p hits + hits."""
-    c = pooled.count.astype(np.float64)
+    contribute count p^2 - 2 p hits + hits (weight p^2 - 2 p hits + hits, weighted)."""
+    c = pooled.mass
     return float(np.sum(c * p * p - 2.0 * p * pooled.hits + pooled.hits) / c.sum())
 
 
-def _log_terms(pooled: Pooled, p: np.ndarray) -> tuple[float, int]:
+def _log_terms(pooled: Pooled, p: np.ndarray) -> tuple[float, float]:
     """Mean log loss of forecasting ``p`` at each pooled value (0 log 0 = 0), and the number
-    of rows whose outcome a forecast of exactly 0 or 1 contradicts (then the loss is inf)."""
-    c = pooled.count.astype(np.float64)
+    (weight, weighted) of rows whose outcome a forecast of exactly 0 or 1 contradicts (then
+    the loss is inf)."""
+    c = pooled.mass
     hits, misses = pooled.hits, c - pooled.hits
-    failed = int(np.sum(misses[p >= 1.0]) + np.sum(hits[p <= 0.0]))
+    failed = float(np.sum(misses[p >= 1.0]) + np.sum(hits[p <= 0.0]))
     if failed:
         return math.inf, failed
     # 0 log 0 = 0: a forecast of 0 (1) is logged only where it has events (non-events)
@@ -227,7 +236,9 @@ def decompose(pooled: Pooled, fitted: np.ndarray) -> tuple[ScoreDecomposition, .
     recalibration ``fitted`` (what :func:`corp_of` computes; an engine holding pooled sums
     calls it directly)."""
     n = pooled.n
-    base = np.full(pooled.x.shape, float(pooled.hits.sum()) / n)
+    mass = pooled.total_mass if pooled.weighted else n
+    weight = pooled.total_mass if pooled.weighted else None
+    base = np.full(pooled.x.shape, float(pooled.hits.sum()) / mass)
     out = []
     brier = _brier_terms(pooled, pooled.x)
     brier_cal = _brier_terms(pooled, fitted)
@@ -241,21 +252,36 @@ def decompose(pooled: Pooled, fitted: np.ndarray) -> tuple[ScoreDecomposition, .
             brier_clim,
             brier_cal,
             n,
+            weight=weight,
         )
     )
     log, failed = _log_terms(pooled, pooled.x)
     log_cal, _ = _log_terms(pooled, fitted)
     log_clim, _ = _log_terms(pooled, base)
     note = ""
-    if failed:
+    if failed and pooled.weighted:
         note = (
-            f"{failed} {'forecast' if failed == 1 else 'forecasts'} of exactly 0 or 1 "
-            f"{'is' if failed == 1 else 'are'} contradicted by the outcome: the log loss and "
+            f"forecasts of exactly 0 or 1 of total weight {failed:g} are contradicted by the "
+            "outcome: the log loss and its miscalibration are infinite"
+        )
+    elif failed:
+        k = int(failed)
+        note = (
+            f"{k} {'forecast' if k == 1 else 'forecasts'} of exactly 0 or 1 "
+            f"{'is' if k == 1 else 'are'} contradicted by the outcome: the log loss and "
             "its miscalibration are infinite"
         )
     out.append(
         ScoreDecomposition(
-            "log loss", log, log - log_cal, log_clim - log_cal, log_clim, log_cal, n, note
+            "log loss",
+            log,
+            log - log_cal,
+            log_clim - log_cal,
+            log_clim,
+            log_cal,
+            n,
+            note,
+            weight=weight,
         )
     )
     return tuple(out)
@@ -271,6 +297,7 @@ def corp(
     n_boot: int = 100,
     level: float = 0.9,
     seed: int | np.random.Generator | None = 0,
+    sample_weight: Any = None,
 ) -> CorpResult:
     """CORP reliability: the isotonic recalibration curve, its bands, and the Brier and
     log-loss decompositions into miscalibration, discrimination and uncertainty.
@@ -290,6 +317,11 @@ def corp(
         Level of the pointwise bands (0.9, as in Dimitriadis et al. 2021).
     seed : int, Generator or None
         Randomness of the resamples; the same seed gives the same bands.
+    sample_weight : array of shape (N,), optional
+        Non-negative row weights: ties are pooled with their weights, the PAV fit is weighted
+        by them and the decompositions are weighted means (integer weights give the numbers of
+        the rows repeated that many times; a row of weight 0 is left out). The bands are not
+        drawn with weights yet: pass ``n_boot=0``.
 
     Returns
     -------
@@ -312,11 +344,24 @@ def corp(
     (0.2266667, 0.1016667, 0.125)
     >>> round(d.uncertainty, 7)
     0.25
+
+    Weighted, the event at 0.1 counting three times pools 0.1 to 0.4 at 3 / 6:
+
+    >>> w = [1, 1, 1, 3, 1, 1]
+    >>> ck.corp([0.4, 0.3, 0.2, 0.1, 0.5, 0.9], [0, 0, 0, 1, 1, 1], sample_weight=w,
+    ...         n_boot=0).recalibrated.tolist()
+    [0.5, 0.5, 0.5, 0.5, 1.0, 1.0]
     """
     where = "corp"
     conf = v.confidence(confidence, where=where)
     y = v.outcome(outcome, n=conf.shape[0], where=where)
+    w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
     n_boot = v.positive_int(n_boot, name="n_boot", where=where, minimum=0)
+    if w is not None and n_boot:
+        raise InputError(
+            f"{where}: the consistency and confidence bands are not drawn with sample_weight "
+            f"(n_boot={n_boot}); pass n_boot=0 for the weighted curve and decompositions."
+        )
     level = v.level(level, where=where)
     rng = v.seed_or_rng(seed, where=where)
     return corp_of(
@@ -326,6 +371,7 @@ def corp(
         level=level,
         rng=rng,
         seed=int(seed) if isinstance(seed, (int, np.integer)) else None,
+        sample_weight=w,
     )
 
 
@@ -337,10 +383,15 @@ def corp_of(
     level: float = 0.9,
     rng: np.random.Generator | None = None,
     seed: int | None = 0,
+    sample_weight: np.ndarray | None = None,
 ) -> CorpResult:
-    """:func:`corp` of checked arrays."""
+    """:func:`corp` of checked arrays (weights checked too)."""
     return corp_from_pooled(
-        pool_ties(conf, outcome), n_boot=n_boot, level=level, rng=rng, seed=seed
+        pool_ties(conf, outcome, sample_weight=sample_weight),
+        n_boot=n_boot,
+        level=level,
+        rng=rng,
+        seed=seed,
     )
 
 
@@ -352,10 +403,16 @@ def corp_from_pooled(
     rng: np.random.Generator | None = None,
     seed: int | None = 0,
 ) -> CorpResult:
-    """:func:`corp` of forecasts pooled by value (what the audit calls)."""
+    """:func:`corp` of forecasts pooled by value (what the audit calls); weighted pooled
+    forecasts take ``n_boot=0``."""
     fitted = isotonic_fit(pooled)
     brier, log_loss = decompose(pooled, fitted)
     consistency = confidence = None
+    if n_boot and pooled.weighted:
+        raise InputError(
+            "corp: the consistency and confidence bands are not drawn with sample_weight; "
+            "pass n_boot=0 for the weighted curve and decompositions."
+        )
     if n_boot:
         rng = rng if rng is not None else np.random.default_rng(seed)
         consistency, confidence = bands(pooled, fitted, level, n_boot, rng)
@@ -372,6 +429,7 @@ def corp_from_pooled(
         level=level,
         n_boot=n_boot,
         seed=seed,
+        weight=pooled.weight,
     )
 
 
@@ -379,7 +437,12 @@ def with_bands(
     result: CorpResult, *, n_boot: int = 100, level: float = 0.9, seed: int | None = 0
 ) -> CorpResult:
     """``result`` with its consistency and confidence bands (resampled from its pooled
-    forecasts: the same bands :func:`corp` draws from the rows, for the same seed)."""
+    forecasts: the same bands :func:`corp` draws from the rows, for the same seed); not for
+    a weighted result."""
+    if result.weight is not None:
+        raise InputError(
+            "with_bands: the consistency and confidence bands are not drawn with sample_weight."
+        )
     pooled = Pooled(result.x, result.count, result.observed * result.count)
     consistency, confidence = bands(
         pooled, result.recalibrated, level, n_boot, np.random.default_rng(seed)
