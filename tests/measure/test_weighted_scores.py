@@ -357,6 +357,48 @@ def test_auc_needs_both_classes_with_weight() -> None:
         ck.auc([0.2, 0.7, 0.4], [0, 1, 1], sample_weight=[0, 1, 2])
 
 
-def test_corp_bands_are_refused_with_weights() -> None:
-    with pytest.raises(ck.InputError, match="corp: the consistency and confidence bands"):
-        ck.corp([0.2, 0.7, 0.4], [0, 1, 1], sample_weight=[1, 2, 1])
+def _bands(r: Any) -> list[np.ndarray]:
+    return [
+        r.consistency.x,
+        r.consistency.low,
+        r.consistency.high,
+        r.confidence.low,
+        r.confidence.high,
+    ]
+
+
+def test_weighted_corp_bands_with_weights_zero_and_one_are_those_of_the_rows_kept() -> None:
+    # sorted distinct forecasts: the unweighted resample draws row indices into the same order,
+    # so with weights 0 and 1 the weighted bootstrap draws exactly the unweighted one's rows
+    rng = np.random.default_rng(8)
+    p = np.sort(rng.uniform(0.05, 0.95, 300))
+    y = (rng.random(p.size) < p).astype(int)
+    w = (rng.random(p.size) < 0.8).astype(float)
+    keep = w > 0
+    weighted = ck.corp(p, y, sample_weight=w, n_boot=50, seed=3)
+    plain = ck.corp(p[keep], y[keep], n_boot=50, seed=3)
+    for got, want in zip(_bands(weighted), _bands(plain), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_weighted_corp_bands_do_not_depend_on_the_weights_scale() -> None:
+    p, y, w = _binary()
+    a = ck.corp(p, y, sample_weight=w, n_boot=30, seed=1)
+    b = ck.corp(p, y, sample_weight=2.5 * w, n_boot=30, seed=1)
+    for got, want in zip(_bands(a), _bands(b), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    # the weighted curve lies inside its own confidence band at most forecasts
+    fitted = a.recalibrate(a.confidence.x)
+    inside = (a.confidence.low <= fitted) & (fitted <= a.confidence.high)
+    assert inside.mean() > 0.8
+
+
+def test_weighted_pooled_bands_are_refused() -> None:
+    from calibkit.measure.corp import corp_from_pooled, with_bands
+
+    pooled = pool_ties(np.array([0.2, 0.7, 0.4]), np.array([0, 1, 1]), sample_weight=np.ones(3))
+    with pytest.raises(ck.InputError, match="corp: the bands of weighted pooled forecasts"):
+        corp_from_pooled(pooled, n_boot=10)
+    r = ck.corp([0.2, 0.7, 0.4], [0, 1, 1], sample_weight=[1, 2, 1], n_boot=0)
+    with pytest.raises(ck.InputError, match="with_bands: the bands of a weighted CORP result"):
+        with_bands(r, n_boot=10)

@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import InputError
-from .corp_bands import Band, bands, plural
+from .corp_bands import Band, RowWeights, bands, plural
 from .pooled import Pooled, isotonic_fit, pool_ties, step_at
 
 __all__ = [
@@ -320,8 +320,9 @@ def corp(
     sample_weight : array of shape (N,), optional
         Non-negative row weights: ties are pooled with their weights, the PAV fit is weighted
         by them and the decompositions are weighted means (integer weights give the numbers of
-        the rows repeated that many times; a row of weight 0 is left out). The bands are not
-        drawn with weights yet: pass ``n_boot=0``.
+        the rows repeated that many times; a row of weight 0 is left out). The bands then
+        resample the rows, each keeping its weight, and fit each resample by weighted PAV
+        (a bootstrap of the rows as observed once each, not of the rows repeated).
 
     Returns
     -------
@@ -357,11 +358,6 @@ def corp(
     y = v.outcome(outcome, n=conf.shape[0], where=where)
     w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
     n_boot = v.positive_int(n_boot, name="n_boot", where=where, minimum=0)
-    if w is not None and n_boot:
-        raise InputError(
-            f"{where}: the consistency and confidence bands are not drawn with sample_weight "
-            f"(n_boot={n_boot}); pass n_boot=0 for the weighted curve and decompositions."
-        )
     level = v.level(level, where=where)
     rng = v.seed_or_rng(seed, where=where)
     return corp_of(
@@ -386,13 +382,13 @@ def corp_of(
     sample_weight: np.ndarray | None = None,
 ) -> CorpResult:
     """:func:`corp` of checked arrays (weights checked too)."""
-    return corp_from_pooled(
-        pool_ties(conf, outcome, sample_weight=sample_weight),
-        n_boot=n_boot,
-        level=level,
-        rng=rng,
-        seed=seed,
-    )
+    pooled = pool_ties(conf, outcome, sample_weight=sample_weight)
+    rows = None
+    if sample_weight is not None and n_boot:
+        keep = sample_weight > 0
+        x = np.asarray(conf, dtype=np.float64)[keep] + 0.0
+        rows = (np.searchsorted(pooled.x, x), sample_weight[keep])
+    return corp_from_pooled(pooled, n_boot=n_boot, level=level, rng=rng, seed=seed, rows=rows)
 
 
 def corp_from_pooled(
@@ -402,20 +398,21 @@ def corp_from_pooled(
     level: float = 0.9,
     rng: np.random.Generator | None = None,
     seed: int | None = 0,
+    rows: RowWeights | None = None,
 ) -> CorpResult:
-    """:func:`corp` of forecasts pooled by value (what the audit calls); weighted pooled
-    forecasts take ``n_boot=0``."""
+    """:func:`corp` of forecasts pooled by value (what the audit calls); the bands of weighted
+    pooled forecasts need their ``rows`` (:data:`~calibkit.measure.corp_bands.RowWeights`)."""
     fitted = isotonic_fit(pooled)
     brier, log_loss = decompose(pooled, fitted)
     consistency = confidence = None
-    if n_boot and pooled.weighted:
+    if n_boot and pooled.weighted and rows is None:
         raise InputError(
-            "corp: the consistency and confidence bands are not drawn with sample_weight; "
-            "pass n_boot=0 for the weighted curve and decompositions."
+            "corp: the bands of weighted pooled forecasts resample the rows with their "
+            "weights, which pooled sums do not hold; pass n_boot=0, or call ck.corp on the rows."
         )
     if n_boot:
         rng = rng if rng is not None else np.random.default_rng(seed)
-        consistency, confidence = bands(pooled, fitted, level, n_boot, rng)
+        consistency, confidence = bands(pooled, fitted, level, n_boot, rng, rows)
     return CorpResult(
         x=pooled.x,
         count=pooled.count,
@@ -441,7 +438,8 @@ def with_bands(
     a weighted result."""
     if result.weight is not None:
         raise InputError(
-            "with_bands: the consistency and confidence bands are not drawn with sample_weight."
+            "with_bands: the bands of a weighted CORP result resample its rows with their "
+            "weights, which the result does not hold; call ck.corp on the rows with n_boot=."
         )
     pooled = Pooled(result.x, result.count, result.observed * result.count)
     consistency, confidence = bands(
