@@ -402,3 +402,21 @@ def test_weighted_pooled_bands_are_refused() -> None:
     r = ck.corp([0.2, 0.7, 0.4], [0, 1, 1], sample_weight=[1, 2, 1], n_boot=0)
     with pytest.raises(ck.InputError, match="with_bands: the bands of a weighted CORP result"):
         with_bands(r, n_boot=10)
+
+
+def test_weighted_results_show_rows_and_total_weight() -> None:
+    p, y = [0.2, 0.7, 0.4, 0.6, 0.3], [0, 1, 1, 0, 1]
+    w = [1.0, 2.0, 0.0, 1.5, 1.0]  # four rows of positive weight, total 5.5
+    results = [
+        ck.corp(p, y, sample_weight=w, n_boot=0),
+        ck.smooth_ece(p, y, sample_weight=w),
+        ck.cumulative_calibration(p, y, sample_weight=w),
+        ck.calibration_slope(p, y, sample_weight=w),
+    ]
+    for r in results:
+        assert "N = 4 (total weight 5.5)" in str(r), str(r)
+    for r in results[1:]:
+        assert r.to_dict()["weight"] == 5.5 and r.to_dict()["n"] == 4
+    assert "weight" not in ck.smooth_ece(p, y).to_dict()
+    assert "weight" not in ck.cumulative_calibration(p, y).to_dict()
+    assert "weight" not in ck.calibration_slope(p, y).to_dict()

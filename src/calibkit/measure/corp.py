@@ -182,7 +182,7 @@ class CorpResult:
     def __str__(self) -> str:
         blocks = self.blocks
         lines = [
-            f"CORP reliability (isotonic recalibration): N = {self.n}, "
+            f"CORP reliability (isotonic recalibration): N = {self.n}{_weight_note(self.weight)}, "
             f"{plural(self.x.size, 'distinct forecast')}, {plural(len(blocks), 'PAV block')}",
             f"  {self.brier}",
             f"  {self.log_loss}",
@@ -197,6 +197,11 @@ class CorpResult:
                 lines.append(f"  ... {len(blocks) - 12} more blocks ...")
             lines.append(f"  {lo:.6f} to {hi:.6f}  {rows:>9}   {value:.4f}")
         return "\n".join(lines)
+
+
+def _weight_note(weight: Any) -> str:
+    """`` (total weight W)`` beside a row count when the result is weighted."""
+    return "" if weight is None else f" (total weight {float(np.sum(weight)):g})"
 
 
 def _finite_or_none(x: Any) -> Any:

@@ -63,7 +63,8 @@ class CumulativeCalibration:
     ``x`` are the distinct forecasts (increasing) and ``gap`` the cumulative gap C after each;
     ``ks_error`` is max |C| (reached at forecast ``ks_at``) and ``kuiper_error`` the range
     max C - min C of the path from 0; ``sigma`` is the standard deviation of C at the end
-    under calibration; ``ks`` and ``kuiper`` the tests.
+    under calibration; ``ks`` and ``kuiper`` the tests. Weighted, ``n`` counts the rows of
+    positive weight and ``weight`` is their total weight (None when unweighted).
     """
 
     x: np.ndarray
@@ -75,6 +76,7 @@ class CumulativeCalibration:
     ks: TestResult
     kuiper: TestResult
     n: int
+    weight: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +89,7 @@ class CumulativeCalibration:
             "ks": self.ks.to_dict(),
             "kuiper": self.kuiper.to_dict(),
             "n": self.n,
+            **({} if self.weight is None else {"weight": self.weight}),
         }
 
     def __str__(self) -> str:
@@ -94,8 +97,9 @@ class CumulativeCalibration:
         if self.ks_error > 0:
             side = "above" if self.gap[np.argmax(np.abs(self.gap))] > 0 else "below"
             where = f" at confidence {self.ks_at:.4g} (events {side} the forecasts up to there)"
+        weight = "" if self.weight is None else f" (total weight {self.weight:g})"
         return (
-            f"KS calibration error {self.ks_error:.4f}{where}, N = {self.n}\n"
+            f"KS calibration error {self.ks_error:.4f}{where}, N = {self.n}{weight}\n"
             f"  {self.ks}\n  {self.kuiper}"
         )
 
@@ -126,6 +130,7 @@ def cumulative_from_pooled(pooled: Pooled) -> CumulativeCalibration:
         ks=_test("Kolmogorov-Smirnov (cumulative gap)", ks_error, sigma, brownian_max_abs_sf),
         kuiper=_test("Kuiper (cumulative gap)", kuiper_error, sigma, brownian_range_sf),
         n=n,
+        weight=pooled.total_mass if pooled.weighted else None,
     )
 
 

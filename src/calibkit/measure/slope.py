@@ -146,7 +146,7 @@ class CalibrationSlope:
             f"calibration slope {self.slope:.4f} ({pct} CI {_ci(self.slope_ci)}; 1 = calibrated), "
             f"intercept {self.intercept:+.4f} ({_ci(self.intercept_ci)}); calibration-in-the-"
             f"large {self.in_the_large:+.4f} ({_ci(self.in_the_large_ci)}; 0 = calibrated), "
-            f"N = {self.n}"
+            f"N = {self.n}{'' if self.weight is None else f' (total weight {self.weight:g})'}"
         )
 
 

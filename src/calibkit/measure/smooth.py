@@ -54,7 +54,8 @@ class SmoothECE:
     smooth reliability curve: the Nadaraya-Watson estimate of E[y | f]; NaN where no forecast
     lies within reach of the kernel, the smoothed count below 1e-9 of its peak) and
     ``density`` the kernel density of the forecasts (integrating to about 1 over [0, 1]; 0
-    where out of reach).
+    where out of reach). Weighted, ``n`` counts the rows of positive weight and ``weight`` is
+    their total weight (None when unweighted).
     """
 
     value: float
@@ -64,6 +65,7 @@ class SmoothECE:
     mean_outcome: np.ndarray
     density: np.ndarray
     n: int
+    weight: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,13 +76,15 @@ class SmoothECE:
             "mean_outcome": [None if math.isnan(x) else x for x in self.mean_outcome.tolist()],
             "density": self.density.tolist(),
             "n": self.n,
+            **({} if self.weight is None else {"weight": self.weight}),
         }
 
     def __str__(self) -> str:
         how = "searched" if self.searched else "given"
+        weight = "" if self.weight is None else f" (total weight {self.weight:g})"
         return (
             f"smooth ECE {self.value:.4f} (Gaussian kernel, bandwidth {self.bandwidth:.4g} "
-            f"{how}), N = {self.n}"
+            f"{how}), N = {self.n}{weight}"
         )
 
 
@@ -255,7 +259,7 @@ def smooth_ece_of(
     y = np.asarray(outcome, np.float64)
     if sample_weight is not None:
         sums = _Sums(x, sample_weight, sample_weight * y, {})
-        return _smooth_ece(sums, bandwidth, rows=x.shape[0])
+        return _smooth_ece(sums, bandwidth, rows=int(np.count_nonzero(sample_weight)))
     return _smooth_ece(_Sums(x, np.ones_like(x), y, {}), bandwidth)
 
 
@@ -287,4 +291,5 @@ def _smooth_ece(sums: _Sums, bandwidth: float | None, rows: int | None = None) -
         mean_outcome=mean,
         density=np.where(reached, count, 0.0) / mass,
         n=n if rows is None else rows,
+        weight=None if rows is None else mass,
     )
