@@ -168,7 +168,8 @@ def test_contract_signatures_from_design():
     }
     for fn in (ck.brier, ck.nll, ck.accuracy):
         assert list(inspect.signature(fn).parameters)[:2] == ["probs", "labels"]
-    assert list(inspect.signature(ck.auc).parameters) == ["scores", "labels"]
+    assert list(inspect.signature(ck.auc).parameters) == ["scores", "labels", "sample_weight"]
+    assert keyword_defaults(ck.auc) == {"sample_weight": None}
 
 
 def test_errors_are_value_errors_and_warnings_user_warnings():

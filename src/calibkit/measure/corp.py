@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .corp_bands import Band, bands, plural
+from .._errors import InputError
+from .corp_bands import Band, RowWeights, bands, plural
 from .pooled import Pooled, isotonic_fit, pool_ties, step_at
 
 __all__ = [
@@ -63,6 +64,7 @@ class ScoreDecomposition:
     recalibrated: float
     n: int
     note: str = ""
+    weight: float | None = None
 
     @property
     def removable(self) -> float:
@@ -84,6 +86,8 @@ class ScoreDecomposition:
             "n": self.n,
             "note": self.note,
         }
+        if self.weight is not None:
+            d["weight"] = self.weight
         return {k: _finite_or_none(x) for k, x in d.items()}
 
     def __str__(self) -> str:
@@ -103,6 +107,8 @@ class CorpResult:
     their event rate and ``recalibrated`` the isotonic fit there: the CORP curve, a
     non-decreasing step function of the forecast. ``brier`` and ``log_loss`` are the
     decompositions; ``consistency`` and ``confidence`` the bands (None when ``n_boot`` is 0).
+    With sample weights ``weight`` is the sum of the weights at each ``x`` and ``observed``
+    the weighted event rate (``count`` and ``n`` count the rows of positive weight).
     """
 
     x: np.ndarray
@@ -117,6 +123,7 @@ class CorpResult:
     level: float
     n_boot: int
     seed: int | None
+    weight: np.ndarray | None = None
 
     @property
     def blocks(self) -> list[tuple[float, float, int, float]]:
@@ -160,6 +167,7 @@ class CorpResult:
             "level": self.level,
             "n_boot": self.n_boot,
             "seed": self.seed,
+            **({} if self.weight is None else {"weight": self.weight.tolist()}),
         }
 
     def outside_consistency(self) -> int:
@@ -174,7 +182,7 @@ class CorpResult:
     def __str__(self) -> str:
         blocks = self.blocks
         lines = [
-            f"CORP reliability (isotonic recalibration): N = {self.n}, "
+            f"CORP reliability (isotonic recalibration): N = {self.n}{_weight_note(self.weight)}, "
             f"{plural(self.x.size, 'distinct forecast')}, {plural(len(blocks), 'PAV block')}",
             f"  {self.brier}",
             f"  {self.log_loss}",
@@ -191,6 +199,11 @@ class CorpResult:
         return "\n".join(lines)
 
 
+def _weight_note(weight: Any) -> str:
+    """`` (total weight W)`` beside a row count when the result is weighted."""
+    return "" if weight is None else f" (total weight {float(np.sum(weight)):g})"
+
+
 def _finite_or_none(x: Any) -> Any:
     if isinstance(x, float) and not math.isfinite(x):
         return None
@@ -202,17 +215,18 @@ def _finite_or_none(x: Any) -> Any:
 
 def _brier_terms(pooled: Pooled, p: np.ndarray) -> float:
     """Mean Brier score of forecasting ``p`` at each pooled value: each value's rows
-    contribute count p^2 - 2 p hits + hits."""
-    c = pooled.count.astype(np.float64)
+    contribute count p^2 - 2 p hits + hits (weight p^2 - 2 p hits + hits, weighted)."""
+    c = pooled.mass
     return float(np.sum(c * p * p - 2.0 * p * pooled.hits + pooled.hits) / c.sum())
 
 
-def _log_terms(pooled: Pooled, p: np.ndarray) -> tuple[float, int]:
+def _log_terms(pooled: Pooled, p: np.ndarray) -> tuple[float, float]:
     """Mean log loss of forecasting ``p`` at each pooled value (0 log 0 = 0), and the number
-    of rows whose outcome a forecast of exactly 0 or 1 contradicts (then the loss is inf)."""
-    c = pooled.count.astype(np.float64)
+    (weight, weighted) of rows whose outcome a forecast of exactly 0 or 1 contradicts (then
+    the loss is inf)."""
+    c = pooled.mass
     hits, misses = pooled.hits, c - pooled.hits
-    failed = int(np.sum(misses[p >= 1.0]) + np.sum(hits[p <= 0.0]))
+    failed = float(np.sum(misses[p >= 1.0]) + np.sum(hits[p <= 0.0]))
     if failed:
         return math.inf, failed
     # 0 log 0 = 0: a forecast of 0 (1) is logged only where it has events (non-events)
@@ -227,7 +241,9 @@ def decompose(pooled: Pooled, fitted: np.ndarray) -> tuple[ScoreDecomposition, .
     recalibration ``fitted`` (what :func:`corp_of` computes; an engine holding pooled sums
     calls it directly)."""
     n = pooled.n
-    base = np.full(pooled.x.shape, float(pooled.hits.sum()) / n)
+    mass = pooled.total_mass if pooled.weighted else n
+    weight = pooled.total_mass if pooled.weighted else None
+    base = np.full(pooled.x.shape, float(pooled.hits.sum()) / mass)
     out = []
     brier = _brier_terms(pooled, pooled.x)
     brier_cal = _brier_terms(pooled, fitted)
@@ -241,21 +257,36 @@ def decompose(pooled: Pooled, fitted: np.ndarray) -> tuple[ScoreDecomposition, .
             brier_clim,
             brier_cal,
             n,
+            weight=weight,
         )
     )
     log, failed = _log_terms(pooled, pooled.x)
     log_cal, _ = _log_terms(pooled, fitted)
     log_clim, _ = _log_terms(pooled, base)
     note = ""
-    if failed:
+    if failed and pooled.weighted:
         note = (
-            f"{failed} {'forecast' if failed == 1 else 'forecasts'} of exactly 0 or 1 "
-            f"{'is' if failed == 1 else 'are'} contradicted by the outcome: the log loss and "
+            f"forecasts of exactly 0 or 1 of total weight {failed:g} are contradicted by the "
+            "outcome: the log loss and its miscalibration are infinite"
+        )
+    elif failed:
+        k = int(failed)
+        note = (
+            f"{k} {'forecast' if k == 1 else 'forecasts'} of exactly 0 or 1 "
+            f"{'is' if k == 1 else 'are'} contradicted by the outcome: the log loss and "
             "its miscalibration are infinite"
         )
     out.append(
         ScoreDecomposition(
-            "log loss", log, log - log_cal, log_clim - log_cal, log_clim, log_cal, n, note
+            "log loss",
+            log,
+            log - log_cal,
+            log_clim - log_cal,
+            log_clim,
+            log_cal,
+            n,
+            note,
+            weight=weight,
         )
     )
     return tuple(out)
@@ -271,6 +302,7 @@ def corp(
     n_boot: int = 100,
     level: float = 0.9,
     seed: int | np.random.Generator | None = 0,
+    sample_weight: Any = None,
 ) -> CorpResult:
     """CORP reliability: the isotonic recalibration curve, its bands, and the Brier and
     log-loss decompositions into miscalibration, discrimination and uncertainty.
@@ -290,6 +322,12 @@ def corp(
         Level of the pointwise bands (0.9, as in Dimitriadis et al. 2021).
     seed : int, Generator or None
         Randomness of the resamples; the same seed gives the same bands.
+    sample_weight : array of shape (N,), optional
+        Non-negative row weights: ties are pooled with their weights, the PAV fit is weighted
+        by them and the decompositions are weighted means (integer weights give the numbers of
+        the rows repeated that many times; a row of weight 0 is left out). The bands then
+        resample the rows, each keeping its weight, and fit each resample by weighted PAV
+        (a bootstrap of the rows as observed once each, not of the rows repeated).
 
     Returns
     -------
@@ -312,10 +350,18 @@ def corp(
     (0.2266667, 0.1016667, 0.125)
     >>> round(d.uncertainty, 7)
     0.25
+
+    Weighted, the event at 0.1 counting three times pools 0.1 to 0.4 at 3 / 6:
+
+    >>> w = [1, 1, 1, 3, 1, 1]
+    >>> ck.corp([0.4, 0.3, 0.2, 0.1, 0.5, 0.9], [0, 0, 0, 1, 1, 1], sample_weight=w,
+    ...         n_boot=0).recalibrated.tolist()
+    [0.5, 0.5, 0.5, 0.5, 1.0, 1.0]
     """
     where = "corp"
     conf = v.confidence(confidence, where=where)
     y = v.outcome(outcome, n=conf.shape[0], where=where)
+    w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
     n_boot = v.positive_int(n_boot, name="n_boot", where=where, minimum=0)
     level = v.level(level, where=where)
     rng = v.seed_or_rng(seed, where=where)
@@ -326,6 +372,7 @@ def corp(
         level=level,
         rng=rng,
         seed=int(seed) if isinstance(seed, (int, np.integer)) else None,
+        sample_weight=w,
     )
 
 
@@ -337,11 +384,16 @@ def corp_of(
     level: float = 0.9,
     rng: np.random.Generator | None = None,
     seed: int | None = 0,
+    sample_weight: np.ndarray | None = None,
 ) -> CorpResult:
-    """:func:`corp` of checked arrays."""
-    return corp_from_pooled(
-        pool_ties(conf, outcome), n_boot=n_boot, level=level, rng=rng, seed=seed
-    )
+    """:func:`corp` of checked arrays (weights checked too)."""
+    pooled = pool_ties(conf, outcome, sample_weight=sample_weight)
+    rows = None
+    if sample_weight is not None and n_boot:
+        keep = sample_weight > 0
+        x = np.asarray(conf, dtype=np.float64)[keep] + 0.0
+        rows = (np.searchsorted(pooled.x, x), sample_weight[keep])
+    return corp_from_pooled(pooled, n_boot=n_boot, level=level, rng=rng, seed=seed, rows=rows)
 
 
 def corp_from_pooled(
@@ -351,14 +403,21 @@ def corp_from_pooled(
     level: float = 0.9,
     rng: np.random.Generator | None = None,
     seed: int | None = 0,
+    rows: RowWeights | None = None,
 ) -> CorpResult:
-    """:func:`corp` of forecasts pooled by value (what the audit calls)."""
+    """:func:`corp` of forecasts pooled by value (what the audit calls); the bands of weighted
+    pooled forecasts need their ``rows`` (:data:`~calibkit.measure.corp_bands.RowWeights`)."""
     fitted = isotonic_fit(pooled)
     brier, log_loss = decompose(pooled, fitted)
     consistency = confidence = None
+    if n_boot and pooled.weighted and rows is None:
+        raise InputError(
+            "corp: the bands of weighted pooled forecasts resample the rows with their "
+            "weights, which pooled sums do not hold; pass n_boot=0, or call ck.corp on the rows."
+        )
     if n_boot:
         rng = rng if rng is not None else np.random.default_rng(seed)
-        consistency, confidence = bands(pooled, fitted, level, n_boot, rng)
+        consistency, confidence = bands(pooled, fitted, level, n_boot, rng, rows)
     return CorpResult(
         x=pooled.x,
         count=pooled.count,
@@ -372,6 +431,7 @@ def corp_from_pooled(
         level=level,
         n_boot=n_boot,
         seed=seed,
+        weight=pooled.weight,
     )
 
 
@@ -379,7 +439,13 @@ def with_bands(
     result: CorpResult, *, n_boot: int = 100, level: float = 0.9, seed: int | None = 0
 ) -> CorpResult:
     """``result`` with its consistency and confidence bands (resampled from its pooled
-    forecasts: the same bands :func:`corp` draws from the rows, for the same seed)."""
+    forecasts: the same bands :func:`corp` draws from the rows, for the same seed); not for
+    a weighted result."""
+    if result.weight is not None:
+        raise InputError(
+            "with_bands: the bands of a weighted CORP result resample its rows with their "
+            "weights, which the result does not hold; call ck.corp on the rows with n_boot=."
+        )
     pooled = Pooled(result.x, result.count, result.observed * result.count)
     consistency, confidence = bands(
         pooled, result.recalibrated, level, n_boot, np.random.default_rng(seed)

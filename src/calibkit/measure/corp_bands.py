@@ -12,7 +12,7 @@ import numpy as np
 
 from .pooled import Pooled, pav
 
-__all__ = ["MAX_BAND_POINTS", "Band", "bands", "plural"]
+__all__ = ["MAX_BAND_POINTS", "Band", "RowWeights", "bands", "plural"]
 
 #: Bands are evaluated at every distinct forecast when there are at most this many, else at
 #: this many distinct forecasts spread evenly over the rows.
@@ -72,6 +72,7 @@ def _resampled_curves(
     at: np.ndarray,
     n_boot: int,
     rng: np.random.Generator,
+    rows: RowWeights | None = None,
 ) -> list[np.ndarray]:
     """For each of ``probs``, (n_boot, len(at)) CORP curves of resampled data at the forecasts
     ``pooled.x[at]``.
@@ -80,11 +81,17 @@ def _resampled_curves(
     outcomes Bernoulli(``p``); each set is fitted by PAV. (The bands share the rows drawn:
     each band's resamples are as R draws them, and the rows are drawn once.) A forecast not
     drawn in a resample takes the value of the nearest drawn one below it (above it, below the
-    lowest drawn), as R's ``reliabilitydiag`` fills its gaps."""
+    lowest drawn), as R's ``reliabilitydiag`` fills its gaps. With ``rows`` (weighted), each
+    drawn row keeps its weight and PAV is weighted (:func:`_weighted_resamples`)."""
     k = pooled.x.size
     out = [np.empty((n_boot, at.size)) for _ in probs]
     index = np.arange(k)
-    for j, (counts, events) in enumerate(_resamples(pooled, probs, n_boot, rng)):
+    draws = (
+        _resamples(pooled, probs, n_boot, rng)
+        if rows is None
+        else _weighted_resamples(k, rows, probs, n_boot, rng)
+    )
+    for j, (counts, events) in enumerate(draws):
         drawn = counts > 0
         c = counts[drawn].astype(np.float64)
         last = np.maximum.accumulate(np.where(drawn, index, -1))
@@ -125,15 +132,45 @@ def _resamples(
         )
 
 
+def _weighted_resamples(
+    k: int, rows: RowWeights, probs: tuple[np.ndarray, ...], n_boot: int, rng: np.random.Generator
+) -> Iterator[tuple[np.ndarray, list[np.ndarray]]]:
+    """``n_boot`` resamples of weighted rows: each draws N rows with replacement (each keeping
+    its weight) and their outcomes Bernoulli(``p``) for each ``p`` in ``probs``; yields the
+    drawn weight at each distinct forecast and the drawn weighted events there."""
+    value_of_row, weight = rows
+    n = value_of_row.size
+    for _ in range(n_boot):
+        pick = rng.integers(0, n, n)
+        drawn, w = value_of_row[pick], weight[pick]
+        yield (
+            np.bincount(drawn, weights=w, minlength=k),
+            [
+                np.bincount(drawn, weights=np.where(rng.random(n) < p[drawn], w, 0.0), minlength=k)
+                for p in probs
+            ],
+        )
+
+
+#: The rows of a weighted CORP fit for its bands: the index of each row's forecast in the
+#: pooled values, and its weight (rows of positive weight only).
+RowWeights = tuple[np.ndarray, np.ndarray]
+
+
 def bands(
-    pooled: Pooled, fitted: np.ndarray, level: float, n_boot: int, rng: np.random.Generator
+    pooled: Pooled,
+    fitted: np.ndarray,
+    level: float,
+    n_boot: int,
+    rng: np.random.Generator,
+    rows: RowWeights | None = None,
 ) -> tuple[Band, Band]:
     """The consistency band (outcomes Bernoulli(forecast)) and the confidence band (outcomes
-    Bernoulli(recalibrated value))."""
+    Bernoulli(recalibrated value)); weighted pooled forecasts need their ``rows``."""
     at = _band_points(pooled)
     x = pooled.x[at]
     bands = []
-    curves = _resampled_curves(pooled, (pooled.x, fitted), at, n_boot, rng)
+    curves = _resampled_curves(pooled, (pooled.x, fitted), at, n_boot, rng, rows)
     for kind, sample in zip(("consistency", "confidence"), curves, strict=True):
         low, high = np.quantile(sample, [0.5 - level / 2.0, 0.5 + level / 2.0], axis=0)
         if kind == "confidence":

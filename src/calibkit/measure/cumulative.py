@@ -19,6 +19,15 @@ of its range (:mod:`calibkit.measure.distributions`). The p-values are asymptoti
 Tied forecasts enter the gap together (it is read at each distinct forecast), so the numbers do
 not depend on the order of the rows.
 
+With sample weights w_i the gap is C(t) = sum over f_i <= t of w_i (y_i - f_i) / sum w_i, and
+sigma^2 its variance under calibration with the weights held fixed, sum w_i^2 f_i (1 - f_i) /
+(sum w_i)^2: the rows are independent draws whose importance is w_i, so the tests' null uses the
+information the rows hold, not their total weight. Where every f_i (1 - f_i) is the same this is
+the average variance over Kish's effective size (sum w)^2 / sum w^2; in general it is the exact
+variance that Kish's size approximates. Integer weights as repeated rows would instead give
+sum w_i f_i (1 - f_i) / (sum w_i)^2 (a row repeated w times as w independent rows): the gap and
+the KS calibration error equal those of the repeated rows, the statistics and p-values do not.
+
 The functions take (confidence, outcome) pairs: P(y = 1) with the event y, or top-label pairs
 (max probability, prediction correct) of :func:`calibkit.top_label`.
 """
@@ -54,7 +63,8 @@ class CumulativeCalibration:
     ``x`` are the distinct forecasts (increasing) and ``gap`` the cumulative gap C after each;
     ``ks_error`` is max |C| (reached at forecast ``ks_at``) and ``kuiper_error`` the range
     max C - min C of the path from 0; ``sigma`` is the standard deviation of C at the end
-    under calibration; ``ks`` and ``kuiper`` the tests.
+    under calibration; ``ks`` and ``kuiper`` the tests. Weighted, ``n`` counts the rows of
+    positive weight and ``weight`` is their total weight (None when unweighted).
     """
 
     x: np.ndarray
@@ -66,6 +76,7 @@ class CumulativeCalibration:
     ks: TestResult
     kuiper: TestResult
     n: int
+    weight: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +89,7 @@ class CumulativeCalibration:
             "ks": self.ks.to_dict(),
             "kuiper": self.kuiper.to_dict(),
             "n": self.n,
+            **({} if self.weight is None else {"weight": self.weight}),
         }
 
     def __str__(self) -> str:
@@ -85,8 +97,9 @@ class CumulativeCalibration:
         if self.ks_error > 0:
             side = "above" if self.gap[np.argmax(np.abs(self.gap))] > 0 else "below"
             where = f" at confidence {self.ks_at:.4g} (events {side} the forecasts up to there)"
+        weight = "" if self.weight is None else f" (total weight {self.weight:g})"
         return (
-            f"KS calibration error {self.ks_error:.4f}{where}, N = {self.n}\n"
+            f"KS calibration error {self.ks_error:.4f}{where}, N = {self.n}{weight}\n"
             f"  {self.ks}\n  {self.kuiper}"
         )
 
@@ -94,11 +107,16 @@ class CumulativeCalibration:
 def cumulative_from_pooled(pooled: Pooled) -> CumulativeCalibration:
     """The cumulative gap and its tests from forecasts pooled by value (what
     :func:`cumulative_of` computes; an engine holding per-value counts and events calls it
-    directly)."""
+    directly; weighted pooled forecasts give the weighted gap and tests, see the module)."""
     n = pooled.n
-    count = pooled.count.astype(np.float64)
-    gap = np.cumsum(pooled.hits - count * pooled.x) / n
-    sigma = math.sqrt(float(np.sum(count * pooled.x * (1.0 - pooled.x)))) / n
+    if pooled.weighted:
+        mass = pooled.total_mass
+        gap = np.cumsum(pooled.hits - pooled.mass * pooled.x) / mass
+        sigma = math.sqrt(float(np.sum(pooled.mass_sq * pooled.x * (1.0 - pooled.x)))) / mass
+    else:
+        count = pooled.count.astype(np.float64)
+        gap = np.cumsum(pooled.hits - count * pooled.x) / n
+        sigma = math.sqrt(float(np.sum(count * pooled.x * (1.0 - pooled.x)))) / n
     i = int(np.argmax(np.abs(gap)))
     ks_error = float(abs(gap[i]))
     kuiper_error = float(max(gap.max(), 0.0) - min(gap.min(), 0.0))
@@ -112,6 +130,7 @@ def cumulative_from_pooled(pooled: Pooled) -> CumulativeCalibration:
         ks=_test("Kolmogorov-Smirnov (cumulative gap)", ks_error, sigma, brownian_max_abs_sf),
         kuiper=_test("Kuiper (cumulative gap)", kuiper_error, sigma, brownian_range_sf),
         n=n,
+        weight=pooled.total_mass if pooled.weighted else None,
     )
 
 
@@ -134,17 +153,24 @@ def _test(name: str, error: float, sigma: float, sf: Any) -> TestResult:
     )
 
 
-def cumulative_of(conf: np.ndarray, outcome: np.ndarray) -> CumulativeCalibration:
+def cumulative_of(
+    conf: np.ndarray, outcome: np.ndarray, sample_weight: np.ndarray | None = None
+) -> CumulativeCalibration:
     """:func:`cumulative_calibration` of checked arrays (what the audit calls)."""
-    return cumulative_from_pooled(pool_ties(conf, outcome))
+    return cumulative_from_pooled(pool_ties(conf, outcome, sample_weight=sample_weight))
 
 
-def _checked(confidence: Any, outcome: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
+def _checked(
+    confidence: Any, outcome: Any, sample_weight: Any, where: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     conf = v.confidence(confidence, where=where)
-    return conf, v.outcome(outcome, n=conf.shape[0], where=where)
+    y = v.outcome(outcome, n=conf.shape[0], where=where)
+    return conf, y, v.sample_weight(sample_weight, n=conf.shape[0], where=where)
 
 
-def cumulative_calibration(confidence: Any, outcome: Any) -> CumulativeCalibration:
+def cumulative_calibration(
+    confidence: Any, outcome: Any, *, sample_weight: Any = None
+) -> CumulativeCalibration:
     """The cumulative gap of the forecasts, the KS calibration error, and the KS and Kuiper
     calibration tests.
 
@@ -156,6 +182,9 @@ def cumulative_calibration(confidence: Any, outcome: Any) -> CumulativeCalibrati
     outcome : array of shape (N,)
         Whether the event happened (0/1); for top-label pairs, whether the prediction was
         right.
+    sample_weight : array of shape (N,), optional
+        Non-negative row weights: the weighted gap, and the tests' sigma from the squared
+        weights (the module says how).
 
     Returns
     -------
@@ -175,12 +204,21 @@ def cumulative_calibration(confidence: Any, outcome: Any) -> CumulativeCalibrati
     [-0.02, -0.062, -0.162, -0.122]
     >>> round(c.ks_error, 4), round(c.sigma, 5), round(c.ks.statistic, 3)
     (0.162, 0.16564, 0.978)
+
+    Weighted, the first row counting twice: the gaps divide by the total weight 6 and
+    sigma^2 = (4 * 0.09 + 0.1659 + 0.25 + 2 * 0.09) / 36:
+
+    >>> c = ck.cumulative_calibration([0.1, 0.9, 0.21, 0.9, 0.5], [0, 1, 0, 1, 0],
+    ...                               sample_weight=[2, 1, 1, 1, 1])
+    >>> c.gap.round(4).tolist(), round(c.sigma, 5)
+    ([-0.0333, -0.0683, -0.1517, -0.1183], 0.16295)
     """
-    return cumulative_of(*_checked(confidence, outcome, "cumulative_calibration"))
+    return cumulative_of(*_checked(confidence, outcome, sample_weight, "cumulative_calibration"))
 
 
-def ks_calibration_error(confidence: Any, outcome: Any) -> float:
-    """The KS calibration error (Gupta et al. 2021): max |C| of the cumulative gap.
+def ks_calibration_error(confidence: Any, outcome: Any, *, sample_weight: Any = None) -> float:
+    """The KS calibration error (Gupta et al. 2021): max |C| of the cumulative gap (of the
+    weighted gap with ``sample_weight``).
 
     Examples
     --------
@@ -188,12 +226,14 @@ def ks_calibration_error(confidence: Any, outcome: Any) -> float:
     >>> round(ck.ks_calibration_error([0.1, 0.9, 0.21, 0.9, 0.5], [0, 1, 0, 1, 0]), 4)
     0.162
     """
-    return cumulative_of(*_checked(confidence, outcome, "ks_calibration_error")).ks_error
+    where = "ks_calibration_error"
+    return cumulative_of(*_checked(confidence, outcome, sample_weight, where)).ks_error
 
 
-def ks_test(confidence: Any, outcome: Any) -> TestResult:
+def ks_test(confidence: Any, outcome: Any, *, sample_weight: Any = None) -> TestResult:
     """The Kolmogorov-Smirnov calibration test: max |C| / sigma against the largest absolute
-    value of a standard Brownian motion on [0, 1] (asymptotic p-value).
+    value of a standard Brownian motion on [0, 1] (asymptotic p-value; with ``sample_weight``
+    the weighted gap over its sigma from the squared weights, see the module).
 
     Examples
     --------
@@ -202,12 +242,13 @@ def ks_test(confidence: Any, outcome: Any) -> TestResult:
     >>> round(t.statistic, 3), round(t.p_value, 3)
     (0.978, 0.649)
     """
-    return cumulative_of(*_checked(confidence, outcome, "ks_test")).ks
+    return cumulative_of(*_checked(confidence, outcome, sample_weight, "ks_test")).ks
 
 
-def kuiper_test(confidence: Any, outcome: Any) -> TestResult:
+def kuiper_test(confidence: Any, outcome: Any, *, sample_weight: Any = None) -> TestResult:
     """The Kuiper calibration test: the range (max C - min C, from C = 0 at the start) over
-    sigma, against the range of a standard Brownian motion on [0, 1] (asymptotic p-value).
+    sigma, against the range of a standard Brownian motion on [0, 1] (asymptotic p-value;
+    weighted as :func:`ks_test`).
 
     Examples
     --------
@@ -216,4 +257,4 @@ def kuiper_test(confidence: Any, outcome: Any) -> TestResult:
     >>> round(t.statistic, 3), round(t.p_value, 3)
     (0.978, 0.947)
     """
-    return cumulative_of(*_checked(confidence, outcome, "kuiper_test")).kuiper
+    return cumulative_of(*_checked(confidence, outcome, sample_weight, "kuiper_test")).kuiper

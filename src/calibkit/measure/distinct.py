@@ -140,7 +140,8 @@ def distinct_measures(pooled: Pooled) -> DistinctMeasures:
 
 
 def merge_pooled(parts: list[Pooled]) -> Pooled:
-    """Pooled forecasts of several batches as one (the same as pooling all rows at once).
+    """Pooled forecasts of several batches as one (the same as pooling all rows at once;
+    weighted when any batch is: an unweighted batch's rows weigh 1).
 
     >>> a = Pooled(np.array([0.2, 0.7]), np.array([1, 2]), np.array([0.0, 1.0]))
     >>> b = Pooled(np.array([0.7, 0.9]), np.array([1, 1]), np.array([1.0, 1.0]))
@@ -158,4 +159,14 @@ def merge_pooled(parts: list[Pooled]) -> Pooled:
     new[:1] = True
     np.not_equal(x[1:], x[:-1], out=new[1:])
     starts = np.flatnonzero(new)
-    return Pooled(x[starts], np.add.reduceat(count, starts), np.add.reduceat(hits, starts))
+    if not any(p.weighted for p in parts):
+        return Pooled(x[starts], np.add.reduceat(count, starts), np.add.reduceat(hits, starts))
+    weight = np.concatenate([p.mass for p in parts])[order]
+    weight_sq = np.concatenate([p.mass_sq for p in parts])[order]
+    return Pooled(
+        x[starts],
+        np.add.reduceat(count, starts),
+        np.add.reduceat(hits, starts),
+        weight=np.add.reduceat(weight, starts),
+        weight_sq=np.add.reduceat(weight_sq, starts),
+    )

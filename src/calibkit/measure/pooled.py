@@ -21,27 +21,57 @@ __all__ = ["Pooled", "isotonic_fit", "pav", "pool_ties", "step_at"]
 @dataclass(frozen=True)
 class Pooled:
     """Rows pooled by forecast value: ``x`` strictly increasing (float64), ``count`` rows at
-    each (int64) and ``hits`` the sum of their outcomes (float64)."""
+    each (int64) and ``hits`` the sum of their outcomes (float64).
+
+    Weighted (``weight`` not None): ``hits`` is the sum of w y, ``weight`` the sum of w and
+    ``weight_sq`` the sum of w^2 at each value; rows of weight 0 are not pooled (they stand
+    for no row), so ``count`` counts the rows of positive weight."""
 
     x: np.ndarray
     count: np.ndarray
     hits: np.ndarray
+    weight: np.ndarray | None = None
+    weight_sq: np.ndarray | None = None
 
     @property
     def n(self) -> int:
+        """The number of rows (whatever their weights)."""
         return int(self.count.sum())
 
     @property
+    def weighted(self) -> bool:
+        return self.weight is not None
+
+    @property
+    def mass(self) -> np.ndarray:
+        """What each value's sums are divided by: the sum of its weights, or its count."""
+        return self.count.astype(np.float64) if self.weight is None else self.weight
+
+    @property
+    def mass_sq(self) -> np.ndarray:
+        """The sum of the squared weights at each value (the count when unweighted)."""
+        return self.count.astype(np.float64) if self.weight_sq is None else self.weight_sq
+
+    @property
+    def total_mass(self) -> float:
+        """The sum of all weights (the number of rows when unweighted)."""
+        return float(self.mass.sum())
+
+    @property
     def mean(self) -> np.ndarray:
-        """The observed event rate at each value."""
-        return self.hits / self.count
+        """The observed (weighted) event rate at each value."""
+        return self.hits / (self.count if self.weight is None else self.weight)
 
 
-def pool_ties(conf: np.ndarray, outcome: np.ndarray) -> Pooled:
+def pool_ties(
+    conf: np.ndarray, outcome: np.ndarray, *, sample_weight: np.ndarray | None = None
+) -> Pooled:
     """Pool checked (forecast, outcome) arrays by forecast value (one sort, vectorised).
 
     Forecasts in [0, 1] are sorted as bit patterns with the outcome packed in; other real
-    scores (an isotonic calibrator's) by an argsort.
+    scores (an isotonic calibrator's) by an argsort. With (checked) ``sample_weight``: the
+    weighted sums of :class:`Pooled`, by an argsort carrying the weights (rows of weight 0
+    left out).
 
     Examples
     --------
@@ -50,9 +80,15 @@ def pool_ties(conf: np.ndarray, outcome: np.ndarray) -> Pooled:
     >>> p = pool_ties(np.array([0.7, 0.2, 0.7, 0.7]), np.array([1, 0, 0, 1]))
     >>> p.x.tolist(), p.count.tolist(), p.hits.tolist()
     ([0.2, 0.7], [1, 3], [0.0, 2.0])
+    >>> p = pool_ties(np.array([0.7, 0.2, 0.7, 0.7]), np.array([1, 0, 0, 1]),
+    ...               sample_weight=np.array([2.0, 1.0, 0.5, 0.0]))
+    >>> p.count.tolist(), p.hits.tolist(), p.weight.tolist(), p.mean.tolist()
+    ([1, 2], [0.0, 2.0], [1.0, 2.5], [0.0, 0.8])
     """
     x = np.asarray(conf, dtype=np.float64)
     hit = np.asarray(outcome) == 1
+    if sample_weight is not None:
+        return _pool_weighted(x, hit, sample_weight)
     if x.size and 0.0 <= x.min() and x.max() <= 1.0:
         # One sort of (value, outcome) keys, no argsort and no gathers: a float in [0, 1]
         # sorts as its bit pattern (an int64 below 2**62), so the pattern shifted left by one
@@ -72,6 +108,28 @@ def pool_ties(conf: np.ndarray, outcome: np.ndarray) -> Pooled:
     starts = np.flatnonzero(new)
     count = np.diff(np.append(starts, xs.size)).astype(np.int64)
     return Pooled(xs[starts], count, np.add.reduceat(events, starts))
+
+
+def _pool_weighted(x: np.ndarray, hit: np.ndarray, w: np.ndarray) -> Pooled:
+    """:func:`pool_ties` with weights: the rows of positive weight sorted by value (stable),
+    their weights and weighted outcomes summed per value."""
+    keep = w > 0
+    if not keep.all():
+        x, hit, w = x[keep], hit[keep], w[keep]
+    x = x + 0.0  # -0.0 becomes 0.0: equal values must pool as one
+    order = np.argsort(x, kind="stable")
+    xs, ws = x[order], w[order]
+    new = np.empty(xs.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(xs[1:], xs[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    return Pooled(
+        xs[starts],
+        np.diff(np.append(starts, xs.size)).astype(np.int64),
+        np.add.reduceat(np.where(hit[order], ws, 0.0), starts),
+        weight=np.add.reduceat(ws, starts),
+        weight_sq=np.add.reduceat(ws * ws, starts),
+    )
 
 
 def pav(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -97,8 +155,8 @@ def pav(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 def isotonic_fit(pooled: Pooled) -> np.ndarray:
     """The isotonic recalibration at each pooled value: PAV of the event rates weighted by
-    the counts."""
-    return pav(pooled.mean, pooled.count.astype(np.float64))
+    the counts (by the sums of the sample weights when weighted)."""
+    return pav(pooled.mean, pooled.mass)
 
 
 def step_at(x: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:

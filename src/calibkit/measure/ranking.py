@@ -10,10 +10,18 @@ from .. import _kernels
 from .. import _validate as v
 from .._errors import InputError
 
-__all__ = ["Ranking", "auc", "auc_of", "order_statistics", "pair_counts", "pair_counts_numpy"]
+__all__ = [
+    "Ranking",
+    "auc",
+    "auc_of",
+    "order_statistics",
+    "pair_counts",
+    "pair_counts_numpy",
+    "weighted_pair_sums",
+]
 
 
-def auc(scores: Any, labels: Any) -> float:
+def auc(scores: Any, labels: Any, *, sample_weight: Any = None) -> float:
     """Area under the ROC curve: the share of (positive, negative) pairs that the score orders
     correctly, ties counting one half (Mann-Whitney U / (n_pos n_neg)).
 
@@ -21,20 +29,38 @@ def auc(scores: Any, labels: Any) -> float:
     temperature, a sigmoid) leaves it bit-identical. Exact: the pairs are counted as integers
     (:func:`auc_of`).
 
+    With ``sample_weight`` each pair counts w_i w_j: sum over (positive i, negative j) of
+    w_i w_j ([s_i > s_j] + [s_i = s_j] / 2), over (sum of positive weights) (sum of negative
+    weights), scikit-learn's ``roc_auc_score(..., sample_weight=w)`` (to rounding: the weighted
+    sums are floats).
+
     Examples
     --------
     >>> import calibkit as ck
     >>> ck.auc([0.1, 0.4, 0.4, 0.8], [0, 0, 1, 1])
     0.875
+
+    Weighted, the negative tied with a positive counts 3 times: the pairs of the positive at
+    0.4 with the negatives weigh 1 (below) and 3 (tied, half), those of 0.8 weigh 1 and 3,
+    so U = 1 + 1.5 + 1 + 3 = 6.5 of 2 * 4 = 8:
+
+    >>> ck.auc([0.1, 0.4, 0.4, 0.8], [0, 0, 1, 1], sample_weight=[1, 3, 1, 1])
+    0.8125
     """
     where = "auc"
     s = v.float_array(scores, name="scores", where=where, ndim=1)
     v.finite(s, name="scores", where=where)
     y = v.labels(labels, n=s.shape[0], n_classes=2, where=where) == 1
-    if y.all() or not y.any():
-        only = "positive" if y.all() else "negative"
-        raise InputError(f"{where}: every label is {only}; AUC needs at least one of each class.")
-    return auc_of(s, y)
+    w = v.sample_weight(sample_weight, n=s.shape[0], where=where)
+    counted = y if w is None else y[w > 0]
+    if counted.all() or not counted.any():
+        only = "positive" if counted.all() else "negative"
+        weighted = "" if w is None else " of positive weight"
+        raise InputError(
+            f"{where}: every label{weighted} is {only}; AUC needs at least one of each class"
+            f"{'' if w is None else ' with a positive weight'}."
+        )
+    return auc_of(s, y, sample_weight=w)
 
 
 def pair_counts(scores: np.ndarray, positive: np.ndarray) -> tuple[int, int, int]:
@@ -61,10 +87,40 @@ def pair_counts_numpy(scores: np.ndarray, positive: np.ndarray) -> tuple[int, in
     return twice_u, int(pos.size), int(neg.size)
 
 
-def auc_of(scores: np.ndarray, positive: np.ndarray) -> float:
+def auc_of(
+    scores: np.ndarray, positive: np.ndarray, *, sample_weight: np.ndarray | None = None
+) -> float:
     """:func:`auc` of checked arrays (finite scores, a boolean ``positive`` holding both
-    classes): the exact pair count, divided once."""
-    return Ranking(scores, positive).auc()
+    classes, with a positive weight when weighted): the exact pair count, divided once."""
+    return Ranking(scores, positive, sample_weight=sample_weight).auc()
+
+
+def weighted_pair_sums(
+    scores: np.ndarray, positive: np.ndarray, weight: np.ndarray
+) -> tuple[float, float, float]:
+    """(2U, W+, W-) with weights: U the sum over (positive, negative) pairs of w_i w_j, ties
+    one half, W+ and W- the classes' weights (numpy: one sort, the weights summed per distinct
+    score).
+
+    Examples
+    --------
+    >>> weighted_pair_sums(np.array([0.1, 0.4, 0.4, 0.8]), np.array([False, False, True, True]),
+    ...                    np.array([1.0, 3.0, 1.0, 1.0]))
+    (13.0, 2.0, 4.0)
+    """
+    s = scores + 0  # -0.0 becomes 0.0: equal values must sort as one
+    order = np.argsort(s, kind="stable")
+    xs = s[order]
+    pos = np.where(positive, weight, 0.0)[order]
+    neg = np.where(positive, 0.0, weight)[order]
+    new = np.empty(xs.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(xs[1:], xs[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    pos_at, neg_at = np.add.reduceat(pos, starts), np.add.reduceat(neg, starts)
+    below = np.cumsum(neg_at) - neg_at
+    twice_u = float(np.dot(pos_at, 2.0 * below + neg_at))
+    return twice_u, float(pos_at.sum()), float(neg_at.sum())
 
 
 class Ranking:
@@ -83,9 +139,12 @@ class Ranking:
     ((7, 2, 2), 0.875, [0.1, 0.8])
     """
 
-    def __init__(self, scores: np.ndarray, positive: np.ndarray) -> None:
+    def __init__(
+        self, scores: np.ndarray, positive: np.ndarray, *, sample_weight: np.ndarray | None = None
+    ) -> None:
         self.scores = scores
         self.positive = positive
+        self.sample_weight = sample_weight
         self._fast = _kernels.use_numba(scores.shape[0])
         self._classes: Any = None
 
@@ -96,14 +155,19 @@ class Ranking:
         return self._classes
 
     def pair_counts(self) -> tuple[int, int, int]:
-        """(2U, n_pos, n_neg), as :func:`pair_counts`."""
+        """(2U, n_pos, n_neg), as :func:`pair_counts`: the rows' counts, whatever their
+        weights (:func:`weighted_pair_sums` has the weighted ones)."""
         if not self._fast:
             return pair_counts_numpy(self.scores, self.positive)
         twice_u, n_pos, n_neg = _kernels.numba_ranking().pairs_of(*self._sorted())
         return int(twice_u), int(n_pos), int(n_neg)
 
     def auc(self) -> float:
-        """The AUC (both classes present): the exact pair count, divided once."""
+        """The AUC (both classes present): the exact pair count, divided once; with weights,
+        the weighted pair sums (:func:`weighted_pair_sums`)."""
+        if self.sample_weight is not None:
+            wu, w_pos, w_neg = weighted_pair_sums(self.scores, self.positive, self.sample_weight)
+            return wu / (2.0 * w_pos * w_neg)
         twice_u, n_pos, n_neg = self.pair_counts()
         return twice_u / (2.0 * n_pos * n_neg)
 

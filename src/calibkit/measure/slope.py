@@ -17,6 +17,15 @@ beside the slope of the others, never hidden by clipping them.
 
 The fit is Newton's method on sums over the rows (one pass per step), so it merges over chunks
 and runs where the data lives.
+
+With sample weights the fit maximises the weighted log-likelihood sum w_i log L_i (what
+scikit-learn's ``LogisticRegression(penalty=None)`` and statsmodels' GLM with ``freq_weights``
+fit), and the standard errors come from the weighted information sum w_i q_i (1 - q_i) x_i x_i^T:
+the weights read as frequency weights, so integer weights give the fit, intervals and p-values
+of the rows repeated that many times. For importance (survey) weights, where a row stands for w
+rows but was observed once, these intervals are too narrow; those need the sandwich variance
+H^-1 (sum w_i^2 r_i^2 x_i x_i^T) H^-1 (statsmodels' ``cov_type="HC0"`` with ``var_weights``),
+which this module does not give.
 """
 
 from __future__ import annotations
@@ -55,7 +64,8 @@ class CalibrationSlope:
 
     ``slope_p`` tests slope = 1, ``intercept_p`` tests intercept = 0 in the joint fit, and
     ``in_the_large_p`` tests the calibration-in-the-large intercept = 0. When ``defined`` is
-    False the numbers are NaN and ``note`` says why.
+    False the numbers are NaN and ``note`` says why. Weighted, ``n``, ``n_certain`` and
+    ``n_failed`` count the rows of positive weight and ``weight`` is their total weight.
     """
 
     slope: float
@@ -76,9 +86,12 @@ class CalibrationSlope:
     n_failed: int = 0
     defined: bool = True
     note: str = ""
+    weight: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        if self.weight is None:  # unweighted: the dictionary it always was
+            del d["weight"]
         return {k: _finite_or_none(x) for k, x in d.items()}
 
     def at_level(self, level: float) -> CalibrationSlope:
@@ -133,7 +146,7 @@ class CalibrationSlope:
             f"calibration slope {self.slope:.4f} ({pct} CI {_ci(self.slope_ci)}; 1 = calibrated), "
             f"intercept {self.intercept:+.4f} ({_ci(self.intercept_ci)}); calibration-in-the-"
             f"large {self.in_the_large:+.4f} ({_ci(self.in_the_large_ci)}; 0 = calibrated), "
-            f"N = {self.n}"
+            f"N = {self.n}{'' if self.weight is None else f' (total weight {self.weight:g})'}"
         )
 
 
@@ -152,11 +165,17 @@ def _finite_or_none(x: Any) -> Any:
 # ----------------------------------------------------------------------------- sums
 
 
-def slope_terms(x: np.ndarray, y: np.ndarray, a: float, b: float) -> np.ndarray:
+def slope_terms(
+    x: np.ndarray, y: np.ndarray, a: float, b: float, weight: np.ndarray | None = None
+) -> np.ndarray:
     """Sums of the log-likelihood of ``sigmoid(a + b x)``, its gradient in (a, b), the
     information matrix and the information's derivatives: ``[loglik, g_a, g_b, h_aa, h_ab,
     h_bb, t_0, t_1, t_2, t_3]`` (float64), t_k the sum of w (1 - 2 q) x^k with q the sigmoid and
-    w = q (1 - q) (the information moves by t when (a, b) moves: see :data:`TERMS`)."""
+    w = q (1 - q) (the information moves by t when (a, b) moves: see :data:`TERMS`). With
+    sample ``weight``: each row's terms times its weight."""
+    if weight is not None:
+        hit = weight * y
+        return _weighted_terms(x, weight - hit, hit, a, b)
     eta = a + b * x
     # log sigmoid(eta) and log(1 - sigmoid(eta)) without overflow
     log_p = -np.logaddexp(0.0, -eta)
@@ -308,10 +327,18 @@ def grid_cells(x: np.ndarray) -> np.ndarray:
     return np.rint((np.clip(x, -GRID_SPAN, GRID_SPAN) + GRID_SPAN) * GRID_STEPS).astype(np.int64)
 
 
-def grid_counts(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """(2, GRID_CELLS) counts of outcomes 0 and 1 per cell (mergeable: counts add)."""
+def grid_counts(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+    """(2, GRID_CELLS) counts of outcomes 0 and 1 per cell (mergeable: counts add); the sums
+    of the weights (float) with ``weight``."""
     cells = grid_cells(x)
     hit = y == 1
+    if weight is not None:
+        return np.stack(
+            [
+                np.bincount(cells[~hit], weights=weight[~hit], minlength=GRID_CELLS),
+                np.bincount(cells[hit], weights=weight[hit], minlength=GRID_CELLS),
+            ]
+        )
     return np.stack(
         [
             np.bincount(cells[~hit], minlength=GRID_CELLS),
@@ -372,26 +399,33 @@ def slope_from_sums(
     n_failed: int,
     level: float = 0.95,
     start: tuple[Point, Point] = ((0.0, 1.0), (0.0, 1.0)),
+    weight: float | None = None,
 ) -> CalibrationSlope:
     """The calibration fit from ``evaluate``: given points (a, b), the sums of
     :func:`slope_terms` over the rows strictly inside (0, 1) at each (what an engine provides:
     one pass per call). ``n`` counts every row, ``n_certain`` those of exactly 0 or 1, and
     ``n_failed`` the certainties whose outcome disagrees; ``start`` (from :func:`grid_start`)
-    saves rounds."""
+    saves rounds; ``weight`` the total sample weight of weighted sums."""
     if n - n_certain < 3:
-        return _undefined(
-            n, n_certain, level, "fewer than 3 forecasts strictly between 0 and 1", n_failed
+        return replace(
+            _undefined(
+                n, n_certain, level, "fewer than 3 forecasts strictly between 0 and 1", n_failed
+            ),
+            weight=weight,
         )
     (a, b, s), (a1, _, s1) = fit_both(evaluate, start)
     det = s[3] * s[5] - s[4] ** 2
     if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(a1)) or det <= 0:
-        return _undefined(
-            n,
-            n_certain,
-            level,
-            n_failed=n_failed,
-            note="the outcomes are separated by the forecasts (or every forecast is the same), so "
-            "the slope grows without bound",
+        return replace(
+            _undefined(
+                n,
+                n_certain,
+                level,
+                n_failed=n_failed,
+                note="the outcomes are separated by the forecasts (or every forecast is the "
+                "same), so the slope grows without bound",
+            ),
+            weight=weight,
         )
     z = normal_quantile(0.5 + level / 2.0)
     a, b, a1 = float(a), float(b), float(a1)
@@ -421,6 +455,7 @@ def slope_from_sums(
             if n_failed
             else ""
         ),
+        weight=weight,
     )
 
 
@@ -456,7 +491,9 @@ def split_certain(conf: np.ndarray, outcome: np.ndarray) -> tuple[np.ndarray, np
     return x, y, n_certain, n_failed
 
 
-def calibration_slope(confidence: Any, outcome: Any, *, level: float = 0.95) -> CalibrationSlope:
+def calibration_slope(
+    confidence: Any, outcome: Any, *, level: float = 0.95, sample_weight: Any = None
+) -> CalibrationSlope:
     """Calibration slope and intercept: the logistic fit of the outcome on logit(confidence).
 
     Parameters
@@ -467,6 +504,10 @@ def calibration_slope(confidence: Any, outcome: Any, *, level: float = 0.95) -> 
         Whether the event happened (0/1).
     level : float
         Level of the Wald intervals.
+    sample_weight : array of shape (N,), optional
+        Non-negative row weights: the weighted logistic fit, with intervals for frequency
+        weights (integer weights give those of the rows repeated; the module says what
+        importance weights would need). Rows of weight 0 are left out.
 
     Returns
     -------
@@ -487,12 +528,21 @@ def calibration_slope(confidence: Any, outcome: Any, *, level: float = 0.95) -> 
     >>> s = calibration_slope(1 / (1 + np.exp(-2 * z)), y)
     >>> round(s.slope, 1), s.spread
     (0.5, 'too wide')
+
+    Weighted, a row of weight 2 is fitted as two rows:
+
+    >>> p, y = [0.2, 0.4, 0.6, 0.8, 0.3, 0.7], [0, 1, 0, 1, 1, 0]
+    >>> a = calibration_slope(p, y, sample_weight=[2, 1, 1, 1, 1, 1])
+    >>> b = calibration_slope([0.2] + p, [0] + y)
+    >>> round(a.slope, 8) == round(b.slope, 8), round(a.slope_se, 8) == round(b.slope_se, 8)
+    (True, True)
     """
     where = "calibration_slope"
     conf = v.confidence(confidence, where=where)
     y = v.outcome(outcome, n=conf.shape[0], where=where)
     level = v.level(level, where=where)
-    return slope_of(conf, y, level=level)
+    w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
+    return slope_of(conf, y, level=level, sample_weight=w)
 
 
 def certain_and_grid(conf: np.ndarray, outcome: np.ndarray) -> tuple[int, int, np.ndarray]:
@@ -516,12 +566,21 @@ def terms_at(conf: np.ndarray, outcome: np.ndarray, points: list[Point]) -> list
     return [slope_terms(x, y, a, b) for a, b, *_ in points]
 
 
-def slope_of(conf: np.ndarray, outcome: np.ndarray, *, level: float = 0.95) -> CalibrationSlope:
-    """:func:`calibration_slope` of validated arrays (what the audit calls).
+def slope_of(
+    conf: np.ndarray,
+    outcome: np.ndarray,
+    *,
+    level: float = 0.95,
+    sample_weight: np.ndarray | None = None,
+) -> CalibrationSlope:
+    """:func:`calibration_slope` of validated arrays (what the audit calls; weights checked).
 
     Large inputs go to the numba kernels (``_numba_slope``: the histogram and each round's sums
     at every point in one pass, the logits computed in the loop); the others, and the
-    reference, to :func:`split_certain`, :func:`grid_counts` and :func:`slope_terms`."""
+    reference, to :func:`split_certain`, :func:`grid_counts` and :func:`slope_terms`. Weighted
+    input takes the numpy path."""
+    if sample_weight is not None:
+        return _weighted_slope(conf, outcome, sample_weight, level)
     if _kernels.use_numba(conf.shape[0]):
         n_certain, n_failed, counts = certain_and_grid(conf, outcome)
 
@@ -542,4 +601,30 @@ def slope_of(conf: np.ndarray, outcome: np.ndarray, *, level: float = 0.95) -> C
         n_failed=int(n_failed),
         level=level,
         start=grid_start(counts),
+    )
+
+
+def _weighted_slope(
+    conf: np.ndarray, outcome: np.ndarray, w: np.ndarray, level: float
+) -> CalibrationSlope:
+    """:func:`slope_of` with weights: the rows of weight 0 left out, every sum weighted."""
+    keep = w > 0
+    if not keep.all():
+        conf, outcome, w = conf[keep], outcome[keep], w[keep]
+    conf = np.asarray(conf, dtype=np.float64)
+    inside = (conf > 0.0) & (conf < 1.0)
+    x, y, n_certain, n_failed = split_certain(conf, outcome)
+    wx = w[inside] if n_certain else w
+
+    def evaluate(points: list[Point]) -> list[np.ndarray]:
+        return [slope_terms(x, y, a, b, wx) for a, b, *_ in points]
+
+    return slope_from_sums(
+        evaluate,
+        n=int(conf.shape[0]),
+        n_certain=n_certain,
+        n_failed=n_failed,
+        level=level,
+        start=grid_start(grid_counts(x, y, wx)),
+        weight=float(w.sum()),
     )

@@ -54,7 +54,8 @@ class SmoothECE:
     smooth reliability curve: the Nadaraya-Watson estimate of E[y | f]; NaN where no forecast
     lies within reach of the kernel, the smoothed count below 1e-9 of its peak) and
     ``density`` the kernel density of the forecasts (integrating to about 1 over [0, 1]; 0
-    where out of reach).
+    where out of reach). Weighted, ``n`` counts the rows of positive weight and ``weight`` is
+    their total weight (None when unweighted).
     """
 
     value: float
@@ -64,6 +65,7 @@ class SmoothECE:
     mean_outcome: np.ndarray
     density: np.ndarray
     n: int
+    weight: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,13 +76,15 @@ class SmoothECE:
             "mean_outcome": [None if math.isnan(x) else x for x in self.mean_outcome.tolist()],
             "density": self.density.tolist(),
             "n": self.n,
+            **({} if self.weight is None else {"weight": self.weight}),
         }
 
     def __str__(self) -> str:
         how = "searched" if self.searched else "given"
+        weight = "" if self.weight is None else f" (total weight {self.weight:g})"
         return (
             f"smooth ECE {self.value:.4f} (Gaussian kernel, bandwidth {self.bandwidth:.4g} "
-            f"{how}), N = {self.n}"
+            f"{how}), N = {self.n}{weight}"
         )
 
 
@@ -133,8 +137,9 @@ class _Sums:
     uses the same grid, so most of the search spreads the data once."""
 
     conf: np.ndarray
-    weight: np.ndarray  # rows at each forecast (1 for raw rows, the count for pooled ones)
-    hits: np.ndarray  # the sum of their outcomes
+    weight: np.ndarray  # rows at each forecast (1 for raw rows, the count for pooled ones;
+    # the sample weights, or their sums per value, when weighted)
+    hits: np.ndarray  # the (weighted) sum of their outcomes
     grids: dict[int, tuple[np.ndarray, np.ndarray]]
 
     def at(self, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -181,7 +186,9 @@ def search_bandwidth(sums: _Sums) -> float:
 # ----------------------------------------------------------------------------- entry points
 
 
-def smooth_ece(confidence: Any, outcome: Any, *, bandwidth: float | None = None) -> SmoothECE:
+def smooth_ece(
+    confidence: Any, outcome: Any, *, bandwidth: float | None = None, sample_weight: Any = None
+) -> SmoothECE:
     """Smooth ECE (Blasiok and Nakkiran 2023) with its automatic bandwidth, and the smooth
     reliability curve.
 
@@ -196,6 +203,11 @@ def smooth_ece(confidence: Any, outcome: Any, *, bandwidth: float | None = None)
     bandwidth : float, optional
         A fixed kernel width in (0, 1] (relplot's ``smECE_sigma``); by default the fixed point
         sigma = smECE_sigma is searched (relplot's ``smECE``).
+    sample_weight : array of shape (N,), optional
+        Non-negative row weights: each forecast spreads its weight (and its weighted residual)
+        onto the grid, so the kernel sums, the density and smECE_sigma are weighted, and the
+        bandwidth is the same fixed point sigma = smECE_sigma of the weighted error. Integer
+        weights give relplot's numbers on the rows repeated that many times.
 
     Returns
     -------
@@ -211,10 +223,18 @@ def smooth_ece(confidence: Any, outcome: Any, *, bandwidth: float | None = None)
     >>> s = ck.smooth_ece([0.8] * 5, [1, 1, 1, 0, 0], bandwidth=0.1)
     >>> round(s.value, 6)
     0.2
+
+    Weighted, the misses counting twice: events 3 times in 7, the forecast off by 0.8 - 3/7.
+
+    >>> s = ck.smooth_ece([0.8] * 5, [1, 1, 1, 0, 0], bandwidth=0.1,
+    ...                   sample_weight=[1, 1, 1, 2, 2])
+    >>> round(s.value, 6) == round(0.8 - 3 / 7, 6), s.n
+    (True, 5)
     """
     where = "smooth_ece"
     conf = v.confidence(confidence, where=where)
     y = v.outcome(outcome, n=conf.shape[0], where=where)
+    w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
     if bandwidth is not None:
         bandwidth = v.number_between(
             bandwidth,
@@ -224,29 +244,41 @@ def smooth_ece(confidence: Any, outcome: Any, *, bandwidth: float | None = None)
             high=1.0,
             hint=" (a kernel width on the probability scale, e.g. 0.05; leave it out to search it)",
         )
-    return smooth_ece_of(conf, y, bandwidth=bandwidth)
+    return smooth_ece_of(conf, y, bandwidth=bandwidth, sample_weight=w)
 
 
 def smooth_ece_of(
-    conf: np.ndarray, outcome: np.ndarray, *, bandwidth: float | None = None
+    conf: np.ndarray,
+    outcome: np.ndarray,
+    *,
+    bandwidth: float | None = None,
+    sample_weight: np.ndarray | None = None,
 ) -> SmoothECE:
-    """:func:`smooth_ece` of checked arrays."""
+    """:func:`smooth_ece` of checked arrays (weights checked too)."""
     x = np.asarray(conf, dtype=np.float64)
-    return _smooth_ece(_Sums(x, np.ones_like(x), np.asarray(outcome, np.float64), {}), bandwidth)
+    y = np.asarray(outcome, np.float64)
+    if sample_weight is not None:
+        sums = _Sums(x, sample_weight, sample_weight * y, {})
+        return _smooth_ece(sums, bandwidth, rows=int(np.count_nonzero(sample_weight)))
+    return _smooth_ece(_Sums(x, np.ones_like(x), y, {}), bandwidth)
 
 
 def smooth_ece_from_pooled(pooled: Pooled, *, bandwidth: float | None = None) -> SmoothECE:
     """:func:`smooth_ece` of forecasts pooled by value (what the audit calls: the same number
     as on the rows, to rounding, since every sum is linear in the rows)."""
-    return _smooth_ece(_Sums(pooled.x, pooled.count.astype(np.float64), pooled.hits, {}), bandwidth)
+    sums = _Sums(pooled.x, pooled.mass, pooled.hits, {})
+    return _smooth_ece(sums, bandwidth, rows=pooled.n if pooled.weighted else None)
 
 
-def _smooth_ece(sums: _Sums, bandwidth: float | None) -> SmoothECE:
+def _smooth_ece(sums: _Sums, bandwidth: float | None, rows: int | None = None) -> SmoothECE:
+    """The smooth ECE of the sums; ``rows`` the number of rows when the sums are weighted
+    (the density then divides by the total weight)."""
     sigma = search_bandwidth(sums) if bandwidth is None else bandwidth
     size = grid_size(sigma)
     (hits,) = spread(sums.conf, [sums.hits], size)
     count, residual, hits = _smoothed(sums, sigma, (*sums.at(size), hits))
     n = int(round(float(sums.weight.sum())))
+    mass = float(sums.weight.sum()) if rows is not None else n
     # far below the peak the FFT's rounding (1e-16 of the peak) would show in the ratio
     reached = count > REACH * count.max()
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -257,6 +289,7 @@ def _smooth_ece(sums: _Sums, bandwidth: float | None) -> SmoothECE:
         searched=bandwidth is None,
         mesh=np.linspace(0.0, 1.0, mesh_size(sigma)),
         mean_outcome=mean,
-        density=np.where(reached, count, 0.0) / n,
-        n=n,
+        density=np.where(reached, count, 0.0) / mass,
+        n=n if rows is None else rows,
+        weight=None if rows is None else mass,
     )
