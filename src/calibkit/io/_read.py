@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,9 @@ class Predictions:
     outcome label == pos_label), or ``"confidence"`` (``scores`` of shape (N,)) with ``labels``
     the 0/1 outcome (1 = the prediction was correct). ``columns`` says which columns (arrays of
     an ``.npz``) were used, by role. ``path`` is None for a table in memory, whose ``format``
-    says what it was (``"pandas"``, ``"polars"``, ``"pyarrow"``).
+    says what it was (``"pandas"``, ``"polars"``, ``"pyarrow"``). ``sample_weight`` holds the
+    weight column's values (float64; ``weight=`` names it, it is never detected), None when no
+    weight column was named.
     """
 
     kind: str
@@ -77,6 +79,8 @@ class Predictions:
     format: str
     #: How messages name the source: the quoted path, or "the pandas DataFrame".
     source: str = ""
+    #: The weight column's values (``weight=``), or None: every row counts once.
+    sample_weight: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -111,7 +115,9 @@ def read_predictions(
     confidence: str | None = None,
     correct: str | None = None,
     prediction: str | None = None,
+    weight: str | None = None,
     pos_label: Any = None,
+    columns: Mapping[str, Any] | None = None,
 ) -> Predictions:
     """Read a model's predictions (and the labels) from a CSV, TSV, Parquet, JSONL or NPZ file,
     or from a pandas or polars DataFrame or a pyarrow Table.
@@ -134,6 +140,14 @@ def read_predictions(
         With one score column (P(label = pos_label), or its logit): the label value that is
         the event; ``labels`` is then the 0/1 outcome. Needed when the label column holds
         text (two values, such as ``"benign"`` / ``"malignant"``).
+    weight : str, optional
+        Column of sample weights (how many rows each row stands for; 0 leaves a row out):
+        numbers by the same cell rules, finite, non-negative, not all zero. Never detected from
+        a name: only a column named here is a weight. Read into ``sample_weight``.
+    columns : mapping, optional
+        The same options as a mapping of roles to columns (:data:`COLUMN_ROLES`), as the engines
+        take them: ``columns={"probs": "p", "label": "y", "weight": "w"}``; a role given both
+        ways is an error.
 
     Unset options are detected by the rules of :mod:`calibkit.io`; anything ambiguous or
     missing raises :class:`calibkit.InputError` naming the columns and the option to pass.
@@ -153,20 +167,30 @@ def read_predictions(
     >>> p.labels.tolist(), p.describe()
     ([1, 0, 1], 'the pandas DataFrame (probs=p_spam, label=y_true)')
     """
+    given: dict[str, Any] = {
+        "format": format,
+        "label": label,
+        "probs": probs,
+        "logits": logits,
+        "confidence": confidence,
+        "correct": correct,
+        "prediction": prediction,
+        "weight": weight,
+    }
+    for role, name in column_options(columns, where=WHERE).items():
+        if given[role] is not None:
+            raise InputError(
+                f"{WHERE}: {role} is given twice, as {role}= and in columns=; pass it once."
+            )
+        given[role] = name
+    options = {k: val for k, val in given.items() if val is not None and k != "format"}
     with contextlib.ExitStack() as stack:
-        src = open_any(path, format)
+        src = open_any(path, given["format"])
         if src is not path:  # opened here: closed here
             stack.enter_context(src)
-        plan = plan_columns(
-            src,
-            label=label,
-            probs=probs,
-            logits=logits,
-            confidence=confidence,
-            correct=correct,
-            prediction=prediction,
-        )
+        plan = plan_columns(src, **options)
         scores, labels = read_planned(src, plan, pos_label=pos_label)
+        weights = read_weight(src, plan, n=scores.shape[0])
         if plan.kind != "confidence" and scores.ndim == 1 and pos_label is None:
             try:  # two numbers other than 0 and 1: which is the event?
                 v.two_valued(labels, where=WHERE, name=f"column {plan.label!r}")
@@ -180,6 +204,7 @@ def read_predictions(
         path=src.path,
         format=src.fmt,
         source=src.shown_as,
+        sample_weight=weights,
     )
 
 
@@ -221,23 +246,38 @@ class ColumnPlan:
     confidence: str | None = None
     correct: str | None = None
     prediction: str | None = None
+    #: The column of sample weights, only when named (``weight=``); never detected.
+    weight: str | None = None
 
     @property
     def columns(self) -> dict[str, Any]:
         """The roles and their columns, as :class:`Predictions` reports them."""
+        out: dict[str, Any]
         if self.kind != "confidence":
             names = list(self.scores)
-            return {self.kind: names[0] if len(names) == 1 else names, "label": self.label}
-        out: dict[str, Any] = {"confidence": self.confidence}
-        if self.correct is not None:
-            out["correct"] = self.correct
+            out = {self.kind: names[0] if len(names) == 1 else names, "label": self.label}
         else:
-            out.update(prediction=self.prediction, label=self.label)
+            out = {"confidence": self.confidence}
+            if self.correct is not None:
+                out["correct"] = self.correct
+            else:
+                out.update(prediction=self.prediction, label=self.label)
+        if self.weight is not None:
+            out["weight"] = self.weight
         return out
 
 
 #: What ``columns=`` may name (the options of :func:`read_predictions`).
-COLUMN_ROLES = ("format", "label", "probs", "logits", "confidence", "correct", "prediction")
+COLUMN_ROLES = (
+    "format",
+    "label",
+    "probs",
+    "logits",
+    "confidence",
+    "correct",
+    "prediction",
+    "weight",
+)
 
 
 def column_options(columns: Any, *, where: str) -> dict[str, Any]:
@@ -278,8 +318,41 @@ def plan_columns(
     confidence: str | None = None,
     correct: str | None = None,
     prediction: str | None = None,
+    weight: str | None = None,
 ) -> ColumnPlan:
-    """Decide the columns by the rules of :mod:`calibkit.io` (given options first, then names)."""
+    """Decide the columns by the rules of :mod:`calibkit.io` (given options first, then names);
+    the weight column only when ``weight`` names it."""
+    plan = _plan_scores(
+        src,
+        label=label,
+        probs=probs,
+        logits=logits,
+        confidence=confidence,
+        correct=correct,
+        prediction=prediction,
+    )
+    if weight is None:
+        return plan
+    src.require(weight)
+    if weight in planned_names(plan):
+        role = next(r for r, n in planned_roles_by_name(plan).items() if n == weight)
+        raise InputError(
+            f"{WHERE}: weight={weight!r} is also the {role} column; a weight column holds "
+            "how many rows each row stands for: name a column of its own."
+        )
+    return replace(plan, weight=weight)
+
+
+def _plan_scores(
+    src: Source,
+    *,
+    label: str | None,
+    probs: Names | None,
+    logits: Names | None,
+    confidence: str | None,
+    correct: str | None,
+    prediction: str | None,
+) -> ColumnPlan:
     if probs is not None and logits is not None:
         raise InputError(f"{WHERE}: pass probs= or logits=, not both (--probs / --logits).")
     outcome_opts = [
@@ -478,22 +551,45 @@ def _read_confidence(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndar
 
 
 def planned_names(plan: ColumnPlan) -> list[str]:
-    """Every column a plan reads, in the order it reads them."""
-    names = [*plan.scores, plan.confidence, plan.correct, plan.prediction, plan.label]
+    """Every column a plan reads, in the order it reads them (the weight last)."""
+    names = [*plan.scores, plan.confidence, plan.correct, plan.prediction, plan.label, plan.weight]
     return [n for n in names if n is not None]
 
 
+def planned_roles_by_name(plan: ColumnPlan) -> dict[str, str]:
+    """Which role of :data:`COLUMN_ROLES` each column of a plan plays (for messages)."""
+    roles = {n: plan.kind for n in plan.scores}
+    for role in ("confidence", "correct", "prediction", "label", "weight"):
+        name = getattr(plan, role)
+        if name is not None:
+            roles.setdefault(name, role)
+    return {role: name for name, role in roles.items()}
+
+
+def read_weight(src: Source, plan: ColumnPlan, *, n: int) -> np.ndarray | None:
+    """The weight column a plan names (None without one): numbers by the cell rules, then
+    finite, non-negative and not all zero (:func:`calibkit._validate.weight_column`)."""
+    if plan.weight is None:
+        return None
+    values = _one_d(src, plan.weight, "numeric")
+    _same_length(src, {planned_names(plan)[0]: np.empty((n, 0)), plan.weight: values})
+    return v.weight_column(values, name=plan.weight, where=WHERE)
+
+
 def planned_roles(plan: ColumnPlan) -> dict[str, str]:
-    """The role (see :data:`calibkit.io._sources.ROLES`) of each column a plan reads."""
+    """The role (see :data:`calibkit.io._sources.ROLES`) of each column a plan reads (a weight
+    column is read as numbers, last)."""
     if plan.kind != "confidence":
         roles = dict.fromkeys(plan.scores, "numeric")
         roles[str(plan.label)] = "label"
-        return roles
-    roles = {str(plan.confidence): "numeric"}
-    if plan.correct is not None:
-        roles[plan.correct] = "outcome"
     else:
-        roles[str(plan.prediction)] = roles[str(plan.label)] = "compare"
+        roles = {str(plan.confidence): "numeric"}
+        if plan.correct is not None:
+            roles[plan.correct] = "outcome"
+        else:
+            roles[str(plan.prediction)] = roles[str(plan.label)] = "compare"
+    if plan.weight is not None:
+        roles[plan.weight] = "numeric"
     return roles
 
 
