@@ -602,3 +602,63 @@ def test_reading_a_csv_of_numbers_does_not_import_pandas(tmp_path) -> None:
         [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
     )
     assert out.stdout.split() == ["(3,", "2)", "False"]
+
+
+# ----------------------------------------------------------------------------- weight column
+
+
+def test_a_weight_column_is_read_by_the_cell_rules(tmp_path) -> None:
+    path = tmp_path / "w.csv"
+    path.write_text("p,y,w\n0.3,1, +2 \n0.6,0,.5\n0.2,0,0\n0.9,1,1e1\n")
+    p = read_predictions(path, columns={"probs": "p", "label": "y", "weight": "w"})
+    assert p.sample_weight is not None and p.sample_weight.dtype == np.float64
+    assert p.sample_weight.tolist() == [2.0, 0.5, 0.0, 10.0]
+    assert p.columns == {"probs": "p", "label": "y", "weight": "w"}
+    assert read_predictions(path, probs="p", label="y", weight="w").sample_weight.tolist() == [
+        2.0,
+        0.5,
+        0.0,
+        10.0,
+    ]
+    assert read_predictions(path, probs="p", label="y").sample_weight is None
+
+
+def test_a_weight_column_in_parquet_and_a_table_in_memory(tmp_path) -> None:
+    table = pa.table({"c": [0.9, 0.6], "ok": [True, False], "weight": [3, 1]})
+    path = tmp_path / "w.parquet"
+    pq.write_table(table, path)
+    for source in (path, table):
+        p = read_predictions(source, confidence="c", correct="ok", weight="weight")
+        assert p.sample_weight.tolist() == [3.0, 1.0] and p.labels.tolist() == [1, 0]
+    # a column named "weight" is never taken as the weights unless named
+    assert read_predictions(path, confidence="c", correct="ok").sample_weight is None
+
+
+@pytest.mark.parametrize(
+    ("cells", "match"),
+    [
+        ("1,x,1", r"column 'w' must hold numbers; it holds text, first non-number at row 1: 'x'"),
+        ("1,,1", r"column 'w' has 1 missing value .*first at row 1"),
+        ("1,NaN,1", r"column 'w' has 1 missing value .*1 value is NaN"),
+        ("1,-2,-0.5", r"weight column 'w' has negative values: 2 rows of 3, first at row 1: -2.0"),
+        ("1,1,-inf", r"weight column 'w' has infinite values: 1 row of 3, first at row 2: -inf"),
+        ("0,0,0.0", r"every weight in column 'w' is zero"),
+    ],
+)
+def test_bad_weight_cells_are_refused_naming_column_and_row(tmp_path, cells, match) -> None:
+    path = tmp_path / "w.csv"
+    weights = cells.split(",")
+    path.write_text("p,y,w\n" + "".join(f"0.5,1,{w}\n" for w in weights))
+    with pytest.raises(InputError, match=match):
+        read_predictions(path, probs="p", label="y", weight="w")
+
+
+def test_the_weight_role_given_twice_or_shared_is_refused(tmp_path) -> None:
+    path = tmp_path / "w.csv"
+    path.write_text("p,y,w\n0.3,1,1\n")
+    with pytest.raises(InputError, match="weight is given twice"):
+        read_predictions(path, probs="p", label="y", weight="w", columns={"weight": "w"})
+    with pytest.raises(InputError, match="weight='p' is also the probs column"):
+        read_predictions(path, probs="p", label="y", weight="p")
+    with pytest.raises(InputError, match="columns= has no role 'weights'"):
+        read_predictions(path, columns={"probs": "p", "label": "y", "weights": "w"})

@@ -63,7 +63,7 @@ from .outcomes import (
     same_length,
     two_valued,
 )
-from .weights import effective_size, sample_weight
+from .weights import effective_size, every_weight_zero, sample_weight, weight_column
 
 __all__ = [
     "CalibkitWarning",
@@ -77,6 +77,7 @@ __all__ = [
     "ROW_SUM_ATOL",
     "choice",
     "effective_size",
+    "every_weight_zero",
     "clip_setting",
     "column_to_numpy",
     "confidence",
@@ -104,6 +105,7 @@ __all__ = [
     "probability_values",
     "same_length",
     "sample_weight",
+    "weight_column",
     "scores",
     "seed_or_rng",
     "to_numpy",

@@ -61,3 +61,42 @@ def effective_size(weight_sum: np.ndarray | float, weight_sq_sum: np.ndarray | f
     nz = wq > 0
     np.divide(ws * ws, wq, out=out, where=nz)
     return out if out.ndim else float(out)
+
+
+def weight_column(w: np.ndarray, *, name: str, where: str) -> np.ndarray:
+    """The weights of a file's weight column (already read by the cell rules: no missing, NaN or
+    text cells) as float64: finite, non-negative, not all zero. Messages name the column and its
+    first bad row, with the same words the SQL engines use (they count the rows).
+
+    Examples
+    --------
+    >>> weight_column(np.array([1, 0, 2.5]), name="w", where="read").tolist()
+    [1.0, 0.0, 2.5]
+    """
+    arr = np.asarray(w, dtype=np.float64)
+    for bad, what, hint in (
+        (~np.isfinite(arr), "infinite values", "Give every row a finite weight."),
+        (
+            arr < 0,
+            "negative values",
+            "A weight says how many rows a row stands for: use 0 to leave a row out.",
+        ),
+    ):
+        if bad.any():
+            count, (index,) = where_first(bad)
+            raise InputError(
+                f"{where}: weight column {name!r} has {what}: {count} "
+                f"{'row' if count == 1 else 'rows'} of {arr.size}, first at row {index}: "
+                f"{arr[index]}. {hint}"
+            )
+    if arr.size and not arr.any():
+        raise InputError(every_weight_zero(name, where))
+    return arr
+
+
+def every_weight_zero(name: str, where: str) -> str:
+    """The message for a weight column of zeros only (every engine's)."""
+    return (
+        f"{where}: every weight in column {name!r} is zero, so no row counts and there is "
+        "nothing to audit; give the rows their weights (0 leaves a row out)."
+    )

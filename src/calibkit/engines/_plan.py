@@ -24,7 +24,9 @@ from ..measure.bins import (
     interpolate_order_statistics,
     order_statistic_ranks,
     quantile_edges,
+    quantile_levels,
     resolve_edges,
+    weighted_ranks,
 )
 from ..measure.summary import HL_GROUPS
 
@@ -97,22 +99,38 @@ def _need(column: str, binning: Binning, *, where: str, explicit: bool) -> Need:
 
 
 def plan_edges(
-    wanted: dict[str, Need], *, n: int, order_statistics: OrderStatistics, where: str
+    wanted: dict[str, Need],
+    *,
+    n: int,
+    order_statistics: OrderStatistics,
+    where: str,
+    total_weight: float | None = None,
 ) -> dict[str, Edges]:
-    """Edges of every set of bins; quantile edges from one request of order statistics."""
-    ranks: dict[str, set[int]] = {}
+    """Edges of every set of bins; quantile edges from one request of order statistics.
+
+    With ``total_weight`` (weighted input) the quantiles are weighted
+    (:func:`calibkit.measure.bins.weighted_quantiles`): the request asks for the values at
+    real ranks of cumulative weight (float64), which ``order_statistics`` answers so."""
+
+    def ranks_of(n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if total_weight is None:
+            return order_statistic_ranks(n, n_bins)
+        return weighted_ranks(total_weight, quantile_levels(n_bins))
+
+    ranks: dict[str, set[Any]] = {}
     for need in wanted.values():
         if need.fixed is None:
-            lo, hi, _ = order_statistic_ranks(n, need.n_bins)
+            lo, hi, _ = ranks_of(need.n_bins)
             ranks.setdefault(need.column, set()).update(lo.tolist() + hi.tolist())
-    request = {col: np.array(sorted(r), dtype=np.int64) for col, r in ranks.items()}
+    dtype = np.int64 if total_weight is None else np.float64
+    request = {col: np.array(sorted(r), dtype=dtype) for col, r in ranks.items()}
     values = order_statistics(request) if request else {}
     out: dict[str, Edges] = {}
     for name, need in wanted.items():
         if need.fixed is not None:
             out[name] = need.fixed
             continue
-        lo, hi, gamma = order_statistic_ranks(n, need.n_bins)
+        lo, hi, gamma = ranks_of(need.n_bins)
         table = dict(zip(request[need.column].tolist(), values[need.column], strict=True))
         inner = interpolate_order_statistics(
             np.array([table[r] for r in lo.tolist()], dtype=np.float64),

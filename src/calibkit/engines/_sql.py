@@ -18,21 +18,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _validate as v
 from .._errors import InputError
 from ..io import ColumnPlan, planned_roles
 from ._sql_cells import _INF, Column, Dialect, mixed
 
 
-def bin_sums(c: str, o: str) -> list[str]:
+def bin_sums(c: str, o: str, *, weighted: bool = False) -> list[str]:
     """Per-bin sums of confidence ``c`` and outcome ``o``, in the order of
-    :data:`calibkit._kernels.SUM_FIELDS` and with numpy's order of operations."""
-    return [
-        f"sum({c})",
-        f"sum({o})",
-        f"sum({c} * {c})",
-        f"sum({c} * {o})",
-        f"sum({c} * (1 - {c}) * ((1 - 2 * {c}) * (1 - 2 * {c})))",
+    :data:`calibkit._kernels.SUM_FIELDS` and with numpy's order of operations; ``weighted``:
+    each term times the row's weight ``w``, then the sums of ``w`` and ``w * w``."""
+    terms = [
+        f"{c}",
+        f"{o}",
+        f"{c} * {c}",
+        f"{c} * {o}",
+        f"{c} * (1 - {c}) * ((1 - 2 * {c}) * (1 - 2 * {c}))",
     ]
+    if not weighted:
+        return [f"sum({t})" for t in terms]
+    return [f"sum(({t}) * w)" for t in terms] + ["sum(w)", "sum(w * w)"]
 
 
 def number(x: float) -> str:
@@ -51,7 +56,9 @@ class Query:
     Columns of ``f``: ``c`` (confidence of the event), ``o`` (its outcome, 0/1), ``ok``
     (prediction right), ``br`` (Brier score of the full forecast), ``nl`` (log loss, NULL when
     the true class had probability 0), ``pz`` (1 when it had), ``y`` (label), ``p0``..``p{C-1}``
-    (class probabilities, top-label input only), and ``g`` (the group, with ``by``).
+    (class probabilities, top-label input only), ``g`` (the group, with ``by``) and ``w`` (the
+    row's weight, when the plan names a weight column). Without a weight column the queries are
+    the unweighted ones, unchanged; with one, every sum weighs each row's term by ``w``.
     """
 
     plan: ColumnPlan
@@ -63,6 +70,15 @@ class Query:
     @property
     def n_classes(self) -> int:
         return max(2, len(self.plan.scores))
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the plan names a weight column (then ``r`` and ``f`` carry ``w``)."""
+        return self.plan.weight is not None
+
+    def _times_w(self, term: str) -> str:
+        """``term`` times the row's weight (``term`` itself when unweighted)."""
+        return f"({term}) * w" if self.weighted else term
 
     # ---------------------------------------------------------------- pieces
     @property
@@ -76,7 +92,9 @@ class Query:
         """The columns the plan reads, each with its SQL (see :class:`Column`)."""
         roles = planned_roles(self.plan)
         return [
-            Column(name, role, self.types.get(name, "other"), self.dialect, k)
+            Column(
+                name, role, self.types.get(name, "other"), self.dialect, k, name == self.plan.weight
+            )
             for k, (name, role) in enumerate(roles.items())
         ]
 
@@ -104,6 +122,8 @@ class Query:
         else:
             cols += [f"{by_name[s].value} AS s{k}" for k, s in enumerate(plan.scores)]
             cols.append(f"{by_name[str(plan.label)].value} AS y")
+        if plan.weight is not None:
+            cols.append(f"{by_name[plan.weight].value} AS w")
         for c in read:
             cols += [f"{expr} AS {flag}{c.index}" for flag, expr in c.flags().items()]
         if self.by is not None:
@@ -142,7 +162,7 @@ class Query:
     def rows(self) -> str:
         """``f``: the per-row quantities (see the class docstring)."""
         c = self.n_classes
-        g = ", g" if self.by is not None else ""
+        g = (", w" if self.weighted else "") + (", g" if self.by is not None else "")
         if self.kind == "binary":
             logits = self.plan.kind == "logits"
             if logits:  # the stable sigmoid of calibkit.sigmoid
@@ -219,6 +239,9 @@ class Query:
                 out.append((f"n{col.index} = 1", f"{col.title} {col.name!r} has NaN values"))
         if self.by is not None:
             out.append(("g IS NULL", "the group (by=) is missing (null/empty)"))
+        if plan.weight is not None:
+            out.append((f"abs(w) = {_INF}", f"weight column {plan.weight!r} has infinite values"))
+            out.append(("w < 0", f"weight column {plan.weight!r} has negative values"))
         named = list(plan.scores) if plan.kind != "confidence" else [str(plan.confidence)]
         for s, name in zip(scores, named, strict=True):
             if plan.kind == "logits":
@@ -258,6 +281,8 @@ class Query:
         prediction compared with a label in a CSV, the text cells of each)."""
         conditions = [cond for cond, _ in self.problems()]
         conditions += [f"h{c.index} = 1" for c in self._compared()]
+        if self.weighted:  # the last: rows of positive weight (none: every weight is zero)
+            conditions.append("w > 0")
         counts = ", ".join(f"sum(CASE WHEN {cond} THEN 1 ELSE 0 END)" for cond in conditions)
         return f"SELECT count(*), {counts} FROM {self.r}"
 
@@ -265,7 +290,8 @@ class Query:
         """Raise :class:`InputError` naming the first broken rule and its row count; return N."""
         n = int(row[0])
         problems = self.problems()
-        counts, texts = row[1 : 1 + len(problems)], row[1 + len(problems) :]
+        end = len(row) - 1 if self.weighted else len(row)
+        counts, texts = row[1 : 1 + len(problems)], row[1 + len(problems) : end]
         values = next((i for i, (c, _) in enumerate(problems) if c[0] not in "xmn"), None)
         for i, ((_, what), bad) in enumerate(zip(problems, counts, strict=True)):
             if i == values:  # the cells are read: are prediction and label written alike?
@@ -284,6 +310,8 @@ class Query:
                 f"{where}: {place} has no rows (a header, or a schema, only); there is nothing "
                 "to audit."
             )
+        if self.weighted and not int(row[-1] or 0):
+            raise InputError(v.every_weight_zero(str(self.plan.weight), where))
         return n
 
     def _mixed(self, texts: tuple, where: str) -> None:
@@ -300,9 +328,19 @@ class Query:
         group = " GROUP BY g" if self.by is not None else ""
         certain = "CASE WHEN c <= 0 OR c >= 1 THEN 1 ELSE 0 END"
         failed = "CASE WHEN (c >= 1 AND o = 0) OR (c <= 0 AND o = 1) THEN 1 ELSE 0 END"
+        if not self.weighted:
+            return (
+                f"SELECT {g}count(*), sum(ok), sum(br), sum(nl), sum(pz), sum({certain}), "
+                f"sum({failed}) FROM {self.f}{group}"
+            )
+        # weighted: the scores times w; the counts of rows of positive weight (a row of weight
+        # 0 is left out, as from the data with each row repeated w times); then sum(w * ok)
+        counted = ", ".join(
+            f"sum(CASE WHEN w > 0 THEN {x} ELSE 0 END)" for x in ("pz", certain, failed)
+        )
         return (
-            f"SELECT {g}count(*), sum(ok), sum(br), sum(nl), sum(pz), sum({certain}), "
-            f"sum({failed}) FROM {self.f}{group}"
+            f"SELECT {g}count(*), sum(ok), sum(br * w), sum(nl * w), {counted}, sum(ok * w) "
+            f"FROM {self.f}{group}"
         )
 
     def slope_histogram(self, steps: int, span: float) -> str:
@@ -313,9 +351,9 @@ class Query:
             f"CAST(round((greatest(least({x}, {number(span)}), {number(-span)}) + "
             f"{number(span)}) * {steps}) AS INT)"
         )
+        counts = "sum(w) - sum(w * o), sum(w * o)" if self.weighted else "count(*) - sum(o), sum(o)"
         return (
-            f"SELECT {cell} AS cell, count(*) - sum(o), sum(o) FROM {self.f} "
-            f"WHERE c > 0 AND c < 1 GROUP BY {cell}"
+            f"SELECT {cell} AS cell, {counts} FROM {self.f} WHERE c > 0 AND c < 1 GROUP BY {cell}"
         )
 
     def slope_sums(self, points: list[tuple[str, str]]) -> str:
@@ -323,7 +361,9 @@ class Query:
         :func:`calibkit.measure.slope.slope_terms` over the forecasts strictly inside (0, 1)
         (log-likelihood, gradient, information, the information's derivatives), ten columns a
         point, in one scan."""
-        inner = f"SELECT o, ln(c) - ln(1 - c) AS x FROM {self.f} WHERE c > 0 AND c < 1"
+        wc = ", w" if self.weighted else ""
+        keep = f"o, x{wc}"
+        inner = f"SELECT o, ln(c) - ln(1 - c) AS x{wc} FROM {self.f} WHERE c > 0 AND c < 1"
         etas = ", ".join(f"{a} + {b} * x AS e{k}" for k, (a, b) in enumerate(points))
         logs = ", ".join(
             f"-(greatest(-e{k}, 0) + ln(1 + exp(-abs(e{k})))) AS lp{k}, "
@@ -331,26 +371,33 @@ class Query:
             for k in range(len(points))
         )
         probs = ", ".join(f"exp(lp{k}) AS p{k}" for k in range(len(points)))
-        sums = ", ".join(
-            f"sum(CASE WHEN o = 1 THEN lp{k} ELSE lq{k} END), sum(o - p{k}), "
-            f"sum((o - p{k}) * x), sum(p{k} * (1 - p{k})), sum(p{k} * (1 - p{k}) * x), "
-            f"sum(p{k} * (1 - p{k}) * x * x), sum(p{k} * (1 - p{k}) * (1 - 2 * p{k})), "
-            f"sum(p{k} * (1 - p{k}) * (1 - 2 * p{k}) * x), "
-            f"sum(p{k} * (1 - p{k}) * (1 - 2 * p{k}) * x * x), "
-            f"sum(p{k} * (1 - p{k}) * (1 - 2 * p{k}) * x * x * x)"
+        terms = [
+            [
+                f"CASE WHEN o = 1 THEN lp{k} ELSE lq{k} END",
+                f"o - p{k}",
+                f"(o - p{k}) * x",
+                f"p{k} * (1 - p{k})",
+                f"p{k} * (1 - p{k}) * x",
+                f"p{k} * (1 - p{k}) * x * x",
+                f"p{k} * (1 - p{k}) * (1 - 2 * p{k})",
+                f"p{k} * (1 - p{k}) * (1 - 2 * p{k}) * x",
+                f"p{k} * (1 - p{k}) * (1 - 2 * p{k}) * x * x",
+                f"p{k} * (1 - p{k}) * (1 - 2 * p{k}) * x * x * x",
+            ]
             for k in range(len(points))
-        )
+        ]
+        sums = ", ".join(f"sum({self._times_w(t)})" for point in terms for t in point)
         lps = ", ".join(f"lp{k}, lq{k}" for k in range(len(points)))
         return (
-            f"SELECT {sums} FROM (SELECT o, x, {lps}, {probs} FROM (SELECT o, x, {logs} FROM "
-            f"(SELECT o, x, {etas} FROM ({inner}) t1) t2) t3) t4"
+            f"SELECT {sums} FROM (SELECT {keep}, {lps}, {probs} FROM (SELECT {keep}, {logs} FROM "
+            f"(SELECT {keep}, {etas} FROM ({inner}) t1) t2) t3) t4"
         )
 
     def bins(self, edges: np.ndarray, closed: str, column: str = "c", outcome: str = "o") -> str:
         """Per-bin count and sums of (``column``, ``outcome``) (and per group, with ``by``)."""
         b = bin_expression(column, edges, closed)
         g = "g, " if self.by is not None else ""
-        sums = ", ".join(bin_sums(column, outcome))
+        sums = ", ".join(bin_sums(column, outcome, weighted=self.weighted))
         return (
             f"SELECT {g}b, count(*), {sums} FROM (SELECT *, {b} AS b FROM {self.f}) t GROUP BY {g}b"
         )
@@ -371,6 +418,31 @@ class Query:
             f"FROM {self.f}"
         )
 
+    def weighted_order_statistics(self, column: str, ranks: np.ndarray) -> str:
+        """The weighted order statistics of ``column`` at (real) ``ranks``, one column each:
+        the smallest value whose cumulative weight (the values in order, rows of weight 0 left
+        out) exceeds the rank, or the largest value (see
+        :func:`calibkit.measure.bins.weighted_quantiles`)."""
+        picks = ", ".join(
+            f"coalesce(min(CASE WHEN cw > {number(r)} THEN v END), max(v))" for r in ranks
+        )
+        frame = "ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+        return (
+            f"SELECT {picks} FROM (SELECT v, sum(wv) OVER ({frame}) AS cw FROM (SELECT "
+            f"{column} AS v, sum(w) AS wv FROM {self.f} GROUP BY {column} HAVING sum(w) > 0) t0) t1"
+        )
+
+    def weighted_ranking(self) -> str:
+        """The weighted Mann-Whitney AUC: over the distinct confidences in order, the weight of
+        the negatives up to and including each (a window over the distinct values); the sum
+        over positives of w (W- below + W- tied / 2), with W+ and W-. AUC = S / (W+ W-)."""
+        frame = "ORDER BY c ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+        return (
+            "SELECT sum(wp * (cum - wn / 2)), sum(wp), sum(wn) FROM (SELECT wp, wn, "
+            f"sum(wn) OVER ({frame}) AS cum FROM (SELECT c, sum(w * o) AS wp, "
+            f"sum(w * (1 - o)) AS wn FROM {self.f} GROUP BY c) t0) t1"
+        )
+
     def ranking(self) -> str:
         """The exact Mann-Whitney AUC in one sort: for every positive, its average rank among
         all confidences, (first rank of its ties + last rank of its ties), summed as integers;
@@ -389,16 +461,19 @@ class Query:
         g = "g, " if self.by is not None else ""
         group = " GROUP BY g" if self.by is not None else ""
         c = len(self.plan.scores)
+        wc = "w, " if self.weighted else ""
+        total = "sum(w)" if self.weighted else "count(*)"
+        tw = self._times_w
         if c == 1:
             body = (
-                f"SELECT {g}x, sg, x * sg * ({beta}) AS mg FROM (SELECT {g}s0 AS x, "
+                f"SELECT {g}{wc}x, sg, x * sg * ({beta}) AS mg FROM (SELECT {g}{wc}s0 AS x, "
                 f"CASE WHEN y = 1 THEN 1.0e0 ELSE -1.0e0 END AS sg FROM {self.r}) t0"
             )
             wrong = "exp(-(greatest(mg, 0) + ln(1 + exp(-abs(mg)))))"
             return (
-                f"SELECT {g}count(*), "
-                "sum(greatest(-mg, 0) + ln(1 + exp(-abs(mg)))), "
-                f"sum(-sg * x * {wrong}), sum(x * x * {wrong} * (1 - {wrong})) "
+                f"SELECT {g}{total}, "
+                f"sum({tw('greatest(-mg, 0) + ln(1 + exp(-abs(mg)))')}), "
+                f"sum({tw(f'-sg * x * {wrong}')}), sum({tw(f'x * x * {wrong} * (1 - {wrong})')}) "
                 f"FROM ({body}) t1{group}"
             )
         top = greatest([f"s{k}" for k in range(c)])
@@ -411,16 +486,17 @@ class Query:
         b = f"({beta})"
         differences = ", ".join(f"d{k}" for k in range(c))
         stage = (
-            f"SELECT {g}{b} AS beta, {pick} AS dy, {weights}, {differences} "
+            f"SELECT {g}{wc}{b} AS beta, {pick} AS dy, {weights}, {differences} "
             f"FROM (SELECT *, {shifted} FROM (SELECT *, {top} AS m FROM {self.r}) t0) t1"
         )
         moments = (
-            f"SELECT {g}beta, dy, {s0} AS z0, ({s1}) / ({s0}) AS z1, ({s2}) / ({s0}) AS z2 "
+            f"SELECT {g}{wc}beta, dy, {s0} AS z0, ({s1}) / ({s0}) AS z1, ({s2}) / ({s0}) AS z2 "
             f"FROM ({stage}) t2"
         )
         return (
-            f"SELECT {g}count(*), sum(ln(z0) - beta * dy), "
-            f"sum(z1 - dy), sum(greatest(z2 - z1 * z1, 0)) FROM ({moments}) t3{group}"
+            f"SELECT {g}{total}, sum({tw('ln(z0) - beta * dy')}), "
+            f"sum({tw('z1 - dy')}), sum({tw('greatest(z2 - z1 * z1, 0)')}) "
+            f"FROM ({moments}) t3{group}"
         )
 
     def separable(self) -> str:
@@ -437,6 +513,8 @@ class Query:
                 for k in range(c)
             )
             behind = f"CASE WHEN (CASE CAST(y AS INT) {cases} END) THEN 0 ELSE 1 END"
+        if self.weighted:  # a row of weight 0 is left out
+            behind = f"CASE WHEN w > 0 THEN {behind} ELSE 0 END"
         return f"SELECT {g}sum({behind}) FROM {self.r}{group}"
 
 

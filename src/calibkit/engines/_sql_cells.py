@@ -47,10 +47,14 @@ class Column:
     kind: str
     dialect: Dialect
     index: int
+    #: Whether this is the plan's weight column (read as numbers, named so in messages).
+    weight: bool = False
 
     @property
     def title(self) -> str:
         """How messages name the column: by its role, but plain "column" for a score."""
+        if self.weight:
+            return "weight column"
         if self.role == "compare":  # read in the order confidence, prediction, label
             return "prediction column" if self.index == 1 else "label column"
         return {"label": "label column", "outcome": "outcome column"}.get(self.role, "column")

@@ -76,7 +76,7 @@ class SqlEngine(abc.ABC):
         n = self.checked_rows(q, where)
         tick()
         wanted = needs(binning, kind=q.kind, n_classes=q.n_classes, where=where)
-        edges = plan_edges(wanted, n=n, order_statistics=self._order_statistics(q, n), where=where)
+        edges = self.edges(q, wanted, n, where)
         tick()
         stats = {name: self._stats(q, name, need, edges[name]) for name, need in wanted.items()}
         tick()
@@ -87,7 +87,10 @@ class SqlEngine(abc.ABC):
                 f"{where}: the input changed while it was read ({n} then {count} rows)."
             )
         tick()
-        auc = auc_from_ranks(*self.fetch(q.ranking())[0])
+        if q.weighted:
+            auc = weighted_auc(*self.fetch(q.weighted_ranking())[0])
+        else:
+            auc = auc_from_ranks(*self.fetch(q.ranking())[0])
         tick()
         slope = self._slope(q, n, n_certain=int(totals[5] or 0), n_failed=int(totals[6] or 0))
         tick()
@@ -104,7 +107,31 @@ class SqlEngine(abc.ABC):
             auc=auc,
             slope=slope,
             engine=self.name,
+            correct_weight=float(totals[7] or 0.0) if q.weighted else None,
         )
+
+    def edges(self, q: Query, wanted: dict[str, Need], n: int, where: str) -> dict[str, Edges]:
+        """The edges of every set of bins; with a weight column, quantile edges are weighted
+        quantiles (:func:`calibkit.measure.bins.weighted_quantiles`)."""
+        if not q.weighted:
+            return plan_edges(
+                wanted, n=n, order_statistics=self._order_statistics(q, n), where=where
+            )
+        total = self.total_weight(q)
+
+        def fetch(request: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+            return {
+                column: np.asarray(
+                    self.fetch(q.weighted_order_statistics(column, ranks))[0], dtype=np.float64
+                )
+                for column, ranks in request.items()
+            }
+
+        return plan_edges(wanted, n=n, order_statistics=fetch, where=where, total_weight=total)
+
+    def total_weight(self, q: Query) -> float:
+        """The sum of the weight column."""
+        return float(self.fetch(f"SELECT sum(w) FROM {q.r}")[0][0])
 
     def _slope(self, q: Query, n: int, *, n_certain: int, n_failed: int) -> CalibrationSlope:
         """The calibration slope fit: started from the fit on a fine logit histogram (one
@@ -115,9 +142,13 @@ class SqlEngine(abc.ABC):
             sums = np.array([float("nan") if x is None else float(x) for x in row])
             return [sums[TERMS * k : TERMS * (k + 1)] for k in range(len(points))]
 
-        histogram = np.zeros((2, GRID_CELLS), dtype=np.int64)
+        # the counts of outcomes 0 and 1 per cell (weighted: their weights)
+        histogram: np.ndarray = np.zeros(
+            (2, GRID_CELLS), dtype=np.float64 if q.weighted else np.int64
+        )
+        kind = float if q.weighted else int
         for cell, negatives, positives in self.fetch(q.slope_histogram(GRID_STEPS, GRID_SPAN)):
-            histogram[:, int(cell)] += (int(negatives), int(positives))
+            histogram[:, int(cell)] += np.array([kind(negatives), kind(positives)])
         return slope_from_sums(
             evaluate,
             n=n,
@@ -153,7 +184,7 @@ class SqlEngine(abc.ABC):
             sql = q.class_bins(int(name[5:]), edges.values, need.closed)
         else:
             sql = q.bins(edges.values, need.closed)
-        return stats_from_rows(self.fetch(sql), edges.values, need.closed)
+        return stats_from_rows(self.fetch(sql), edges.values, need.closed, weighted=q.weighted)
 
     @staticmethod
     def _totals(row: Sequence[Any], where: str) -> tuple[int, int, float, float]:
@@ -181,7 +212,8 @@ class SqlEngine(abc.ABC):
 
         def evaluate(beta: float) -> tm.Objective:
             row = self.fetch(q.temperature_sums(number(beta)))[0]
-            return tm.Objective(beta, row[1] / n, row[2] / n, row[3] / n)
+            total = row[0] if q.weighted else n  # the rows, or their weight
+            return tm.Objective(beta, row[1] / total, row[2] / total, row[3] / total)
 
         def separable() -> bool:
             return int(self.fetch(q.separable())[0][0] or 0) == 0
@@ -237,16 +269,35 @@ def auc_from_ranks(twice_rank_sum: Any, positives: Any, negatives: Any) -> float
     return u_twice / (2 * pos * neg)
 
 
-def stats_from_rows(rows: list[tuple[Any, ...]], edges: np.ndarray, closed: str) -> BinStats:
-    """BinStats from rows (bin, count, sums...) of a GROUP BY (empty bins absent)."""
+def weighted_auc(numerator: Any, positive_weight: Any, negative_weight: Any) -> float | None:
+    """The weighted Mann-Whitney AUC from :meth:`Query.weighted_ranking`'s sums: the sum over
+    positives of w (W- below + W- tied / 2), divided by W+ W-; None without weight on both
+    outcomes."""
+    pos, neg = float(positive_weight or 0.0), float(negative_weight or 0.0)
+    if pos <= 0 or neg <= 0:
+        return None
+    return float(numerator) / (pos * neg)
+
+
+def stats_from_rows(
+    rows: list[tuple[Any, ...]], edges: np.ndarray, closed: str, *, weighted: bool = False
+) -> BinStats:
+    """BinStats from rows (bin, count, sums...) of a GROUP BY (empty bins absent); ``weighted``:
+    the rows end with the sums of the weights and of their squares."""
     m = edges.size - 1
     count = np.zeros(m, dtype=np.int64)
-    sums = np.zeros((len(_kernels.SUM_FIELDS), m))
+    fields = len(_kernels.SUM_FIELDS)
+    sums = np.zeros((fields + (2 if weighted else 0), m))
     for row in rows:
         b = int(row[0])
         count[b] = int(row[1])
         sums[:, b] = [float(x) for x in row[2:]]
-    return BinStats(np.asarray(edges, dtype=np.float64), closed, count, *sums)
+    values = np.asarray(edges, dtype=np.float64)
+    if not weighted:
+        return BinStats(values, closed, count, *sums)
+    return BinStats.of_sums(
+        values, closed, count, sums[:fields], weight=sums[fields], weight_sq=sums[fields + 1]
+    )
 
 
 def _ticker(steps: list[str], progress: Progress) -> Callable[[], None]:

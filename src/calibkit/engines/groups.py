@@ -31,7 +31,9 @@ TIME_NAMES = ("time", "timestamp", "date", "datetime", "ts", "created_at", "even
 @dataclass(frozen=True)
 class GroupSums:
     """Groups in order, with their statistics over shared ``edges``, their correct counts and
-    their fitted temperatures (a float, or why the fit failed)."""
+    their fitted temperatures (a float, or why the fit failed). With a weight column the
+    statistics are weighted sums and ``correct_weight`` holds each group's weight of correct
+    predictions (None when unweighted)."""
 
     by: str
     groups: list[Any]
@@ -41,6 +43,7 @@ class GroupSums:
     temperatures: dict[Any, float | str]
     #: The binary event binned ("top-label" or "binary"), as a calibration record names it.
     event: str = "top-label"
+    correct_weight: list[float] | None = None
 
 
 def group_sums(
@@ -111,27 +114,38 @@ def _sql_groups(
                 f"{where}: the group column {by!r} has NaN in {int(nan)} of {n} rows; calibkit "
                 "does not drop rows silently: fill them or choose another column."
             )
-    made = _shared_edges(
-        binning,
-        where,
-        n=n,
-        order_statistics=engine._order_statistics(engine.query(), n),
-    )
+    # one set of edges for every group (weighted quantiles with a weight column)
+    made = engine.edges(engine.query(), {"table": table_need(binning, where=where)}, n, where)
+    made = made["table"]
     per_group: dict[Any, tuple[list[Any], int]] = {}
     for row in engine.fetch(q.bins(made.values, binning.closed)):
         per_group.setdefault(row[0], ([], 0))[0].append(row[1:])
-    correct = {row[0]: int(row[2]) for row in engine.fetch(q.totals())}
+    totals = engine.fetch(q.totals())
+    correct = {row[0]: int(row[2]) for row in totals}
     groups = sorted(correct, key=_order)
+    weight_of = {row[0]: float(row[8] or 0.0) for row in totals} if q.weighted else None
     from ._sql_engine import stats_from_rows
 
     stats = [
-        stats_from_rows(per_group.get(g, ([], 0))[0], made.values, binning.closed) for g in groups
+        stats_from_rows(
+            per_group.get(g, ([], 0))[0], made.values, binning.closed, weighted=q.weighted
+        )
+        for g in groups
     ]
     fits: dict[Any, float | str] = {}
     if temperature and engine.plan.kind == "logits":
         for g, result in engine.fit_temperatures(expr, groups, where=where).items():
             fits[g] = _fitted(result, f"{where}: group {g}")
-    return GroupSums(label, groups, stats, [correct[g] for g in groups], made, fits, q.kind)
+    return GroupSums(
+        label,
+        groups,
+        stats,
+        [correct[g] for g in groups],
+        made,
+        fits,
+        q.kind,
+        None if weight_of is None else [weight_of[g] for g in groups],
+    )
 
 
 def check_time_option(by: Any, names: list[str], time: str | None, where: str) -> None:

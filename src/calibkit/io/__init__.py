@@ -81,18 +81,15 @@ from ._entry import Entry, entry, retagged
 from ._formats import EXTENSIONS, format_from_extension, resolve_format
 from ._frames import FrameSource, frame_kind, is_frame
 from ._named import naming_columns
-from ._read import (
+from ._plan import (
     COLUMN_ROLES,
-    FORMATS,
     ColumnPlan,
-    Predictions,
     column_options,
-    open_any,
     plan_columns,
     planned_names,
     planned_roles,
-    read_predictions,
 )
+from ._read import FORMATS, Predictions, open_any, read_predictions
 from ._rules import check_names, short, shown
 from ._sources import Schema, check_file, check_path, column_list, open_source
 

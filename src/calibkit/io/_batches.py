@@ -68,7 +68,8 @@ def read_batches(
     which gives the total and the first row of the file, as reading it whole would."""
     import pyarrow as pa
 
-    from ._read import planned_names, planned_roles, read_planned
+    from ._plan import planned_names, planned_roles
+    from ._read import read_planned
     from ._sources import TableSource
 
     reader = _batch_reader(path, fmt, batch_rows, text=planned_names(plan))

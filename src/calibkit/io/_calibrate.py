@@ -31,7 +31,8 @@ from .._files import atomic_path
 from ._detect import LABEL_NAMES, detect_kind, detect_one, expand, matches
 from ._frames import FrameSource
 from ._named import naming_columns
-from ._read import COLUMN_ROLES, ColumnPlan, _one_d, _scores, column_options, open_any
+from ._plan import COLUMN_ROLES, ColumnPlan, column_options
+from ._read import _one_d, _scores, open_any
 from ._rules import shown
 from ._sources import NpzSource, Source, TableSource, column_list
 

@@ -14,7 +14,8 @@ from typing import Any
 from .. import _validate as v
 from .._errors import InputError
 from ._frames import FrameSource, is_frame
-from ._read import Predictions, column_options, read_predictions
+from ._plan import column_options
+from ._read import Predictions, read_predictions
 from ._sources import WHERE
 
 

@@ -24,20 +24,20 @@ from ._detect import (
     PROB_GLOBS,
     PROB_MATRICES,
     Names,
-    detect_kind,
-    detect_label,
-    detect_one,
-    expand,
-    matches,
 )
 from ._formats import FORMATS, resolve_format
 from ._frames import FrameSource, is_frame
+from ._plan import (
+    ColumnPlan,
+    column_options,
+    plan_columns,
+    planned_names,
+)
 from ._sources import (
     WHERE,
     Source,
     check_file,
     check_path,
-    column_list,
     open_source,
 )
 
@@ -66,7 +66,9 @@ class Predictions:
     outcome label == pos_label), or ``"confidence"`` (``scores`` of shape (N,)) with ``labels``
     the 0/1 outcome (1 = the prediction was correct). ``columns`` says which columns (arrays of
     an ``.npz``) were used, by role. ``path`` is None for a table in memory, whose ``format``
-    says what it was (``"pandas"``, ``"polars"``, ``"pyarrow"``).
+    says what it was (``"pandas"``, ``"polars"``, ``"pyarrow"``). ``sample_weight`` holds the
+    weight column's values (float64; ``weight=`` names it, it is never detected), None when no
+    weight column was named.
     """
 
     kind: str
@@ -77,6 +79,8 @@ class Predictions:
     format: str
     #: How messages name the source: the quoted path, or "the pandas DataFrame".
     source: str = ""
+    #: The weight column's values (``weight=``), or None: every row counts once.
+    sample_weight: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -111,7 +115,9 @@ def read_predictions(
     confidence: str | None = None,
     correct: str | None = None,
     prediction: str | None = None,
+    weight: str | None = None,
     pos_label: Any = None,
+    columns: Mapping[str, Any] | None = None,
 ) -> Predictions:
     """Read a model's predictions (and the labels) from a CSV, TSV, Parquet, JSONL or NPZ file,
     or from a pandas or polars DataFrame or a pyarrow Table.
@@ -134,6 +140,14 @@ def read_predictions(
         With one score column (P(label = pos_label), or its logit): the label value that is
         the event; ``labels`` is then the 0/1 outcome. Needed when the label column holds
         text (two values, such as ``"benign"`` / ``"malignant"``).
+    weight : str, optional
+        Column of sample weights (how many rows each row stands for; 0 leaves a row out):
+        numbers by the same cell rules, finite, non-negative, not all zero. Never detected from
+        a name: only a column named here is a weight. Read into ``sample_weight``.
+    columns : mapping, optional
+        The same options as a mapping of roles to columns (:data:`COLUMN_ROLES`), as the engines
+        take them: ``columns={"probs": "p", "label": "y", "weight": "w"}``; a role given both
+        ways is an error.
 
     Unset options are detected by the rules of :mod:`calibkit.io`; anything ambiguous or
     missing raises :class:`calibkit.InputError` naming the columns and the option to pass.
@@ -153,20 +167,30 @@ def read_predictions(
     >>> p.labels.tolist(), p.describe()
     ([1, 0, 1], 'the pandas DataFrame (probs=p_spam, label=y_true)')
     """
+    given: dict[str, Any] = {
+        "format": format,
+        "label": label,
+        "probs": probs,
+        "logits": logits,
+        "confidence": confidence,
+        "correct": correct,
+        "prediction": prediction,
+        "weight": weight,
+    }
+    for role, name in column_options(columns, where=WHERE).items():
+        if given[role] is not None:
+            raise InputError(
+                f"{WHERE}: {role} is given twice, as {role}= and in columns=; pass it once."
+            )
+        given[role] = name
+    options = {k: val for k, val in given.items() if val is not None and k != "format"}
     with contextlib.ExitStack() as stack:
-        src = open_any(path, format)
+        src = open_any(path, given["format"])
         if src is not path:  # opened here: closed here
             stack.enter_context(src)
-        plan = plan_columns(
-            src,
-            label=label,
-            probs=probs,
-            logits=logits,
-            confidence=confidence,
-            correct=correct,
-            prediction=prediction,
-        )
+        plan = plan_columns(src, **options)
         scores, labels = read_planned(src, plan, pos_label=pos_label)
+        weights = read_weight(src, plan, n=scores.shape[0])
         if plan.kind != "confidence" and scores.ndim == 1 and pos_label is None:
             try:  # two numbers other than 0 and 1: which is the event?
                 v.two_valued(labels, where=WHERE, name=f"column {plan.label!r}")
@@ -180,6 +204,7 @@ def read_predictions(
         path=src.path,
         format=src.fmt,
         source=src.shown_as,
+        sample_weight=weights,
     )
 
 
@@ -200,180 +225,6 @@ def open_any(data: Any, format: str | None = None) -> Source:
     fmt = resolve_format(path, format)
     check_file(path, fmt)
     return open_source(path, fmt)
-
-
-# ----------------------------------------------------------------------------- resolution
-
-
-@dataclass(frozen=True)
-class ColumnPlan:
-    """Which columns play which role, decided from the names (and shapes) alone.
-
-    ``kind`` is ``"probs"`` or ``"logits"`` (``scores`` the class columns in class order, or one
-    matrix column; ``label`` the class indices) or ``"confidence"`` (``confidence`` with either
-    its 0/1 ``correct`` column, or a ``prediction`` column compared with ``label``). The same plan
-    drives reading into memory and the SQL of the DuckDB and Spark engines.
-    """
-
-    kind: str
-    scores: tuple[str, ...] = ()
-    label: str | None = None
-    confidence: str | None = None
-    correct: str | None = None
-    prediction: str | None = None
-
-    @property
-    def columns(self) -> dict[str, Any]:
-        """The roles and their columns, as :class:`Predictions` reports them."""
-        if self.kind != "confidence":
-            names = list(self.scores)
-            return {self.kind: names[0] if len(names) == 1 else names, "label": self.label}
-        out: dict[str, Any] = {"confidence": self.confidence}
-        if self.correct is not None:
-            out["correct"] = self.correct
-        else:
-            out.update(prediction=self.prediction, label=self.label)
-        return out
-
-
-#: What ``columns=`` may name (the options of :func:`read_predictions`).
-COLUMN_ROLES = ("format", "label", "probs", "logits", "confidence", "correct", "prediction")
-
-
-def column_options(columns: Any, *, where: str) -> dict[str, Any]:
-    """``columns=`` checked: a mapping from the roles of :data:`COLUMN_ROLES` to a column name
-    (``probs`` and ``logits`` also take a list of names or a glob). Anything else is an
-    InputError that names the role and lists those there are."""
-    if columns is None:
-        return {}
-    if not isinstance(columns, Mapping):
-        raise InputError(
-            f"{where}: columns= must be a mapping of roles to column names, such as "
-            f"{{'label': 'y_true', 'probs': 'proba_*'}}; got {type(columns).__name__}."
-        )
-    out: dict[str, Any] = {}
-    for role, name in columns.items():
-        if role not in COLUMN_ROLES:
-            raise InputError(
-                f"{where}: columns= has no role {role!r}; the roles are {', '.join(COLUMN_ROLES)}."
-            )
-        many = role in ("probs", "logits") and isinstance(name, (list, tuple))
-        if not (isinstance(name, str) or (many and all(isinstance(n, str) for n in name))):
-            kind = (
-                "a column name (or a list of names, or a glob)"
-                if role in ("probs", "logits")
-                else "a column name"
-            )
-            raise InputError(f"{where}: columns[{role!r}] must be {kind}; got {name!r}.")
-        out[role] = list(name) if many else name
-    return out
-
-
-def plan_columns(
-    src: Source,
-    *,
-    label: str | None = None,
-    probs: Names | None = None,
-    logits: Names | None = None,
-    confidence: str | None = None,
-    correct: str | None = None,
-    prediction: str | None = None,
-) -> ColumnPlan:
-    """Decide the columns by the rules of :mod:`calibkit.io` (given options first, then names)."""
-    if probs is not None and logits is not None:
-        raise InputError(f"{WHERE}: pass probs= or logits=, not both (--probs / --logits).")
-    outcome_opts = [
-        n
-        for n, val in (("confidence", confidence), ("correct", correct), ("prediction", prediction))
-        if val is not None
-    ]
-    if (probs is not None or logits is not None) and outcome_opts:
-        given = "probs" if probs is not None else "logits"
-        raise InputError(
-            f"{WHERE}: {given}= takes class scores with label=; it does not combine with "
-            f"{' and '.join(o + '=' for o in outcome_opts)} (a confidence with its outcome). "
-            "Pass one or the other."
-        )
-    if probs is not None:
-        kind, names = "probs", expand(src, probs, "probs")
-    elif logits is not None:
-        kind, names = "logits", expand(src, logits, "logits")
-    elif outcome_opts:
-        kind, names = "confidence", []
-    else:
-        kind, names = detect_kind(src)
-
-    if kind == "confidence":
-        return _plan_confidence(
-            src, label=label, confidence=confidence, correct=correct, prediction=prediction
-        )
-    if len(names) > 1:
-        two_d = [n for n in names if src.ndim(n) == 2]
-        if two_d:
-            raise InputError(
-                f"{WHERE}: {kind} {two_d[0]!r} is a 2-D {src.kind_of_name} (a whole matrix); "
-                f"pass it alone, not with other {src.kind_of_name}s."
-            )
-    label_name = label if label is not None else detect_label(src, required_for=kind)
-    src.require(label_name)
-    return ColumnPlan(kind, tuple(names), label=label_name)
-
-
-def _plan_confidence(
-    src: Source,
-    *,
-    label: str | None,
-    confidence: str | None,
-    correct: str | None,
-    prediction: str | None,
-) -> ColumnPlan:
-    if correct is not None and (prediction is not None or label is not None):
-        other = "prediction=" if prediction is not None else "label="
-        raise InputError(
-            f"{WHERE}: correct= gives the outcome directly; {other} is not used with it. Pass "
-            "confidence= with correct=, or confidence= with prediction= and label=."
-        )
-    conf_name = (
-        confidence
-        if confidence is not None
-        else detect_one(src, CONFIDENCE_NAMES, what="the confidence", option="confidence")
-    )
-    src.require(conf_name)
-
-    if correct is None and prediction is None:
-        corrects = matches(src, CORRECT_NAMES)
-        preds = matches(src, PREDICTION_NAMES)
-        if label is not None:
-            prediction = detect_one(
-                src, PREDICTION_NAMES, what="the predicted class", option="prediction"
-            )
-        elif corrects and preds:
-            raise InputError(
-                f"{WHERE}: {src.shown_as} has both a correctness column ({', '.join(corrects)}) "
-                f"and a prediction column ({', '.join(preds)}); pass correct= (--correct) or "
-                "prediction= with label= (--prediction, --label) to say which to use."
-            )
-        elif corrects:
-            correct = detect_one(src, CORRECT_NAMES, what="the outcome", option="correct")
-        elif preds:
-            prediction = detect_one(
-                src, PREDICTION_NAMES, what="the predicted class", option="prediction"
-            )
-        else:
-            raise InputError(
-                f"{WHERE}: cannot tell whether each prediction was correct: {src.shown_as} has "
-                f"no column named {' or '.join(CORRECT_NAMES)}, and no prediction column "
-                f"({', '.join(PREDICTION_NAMES)}); columns: {column_list(src.names)}. Pass "
-                "correct= (--correct), or prediction= and label= (--prediction, --label)."
-            )
-    if correct is not None:
-        src.require(correct)
-        return ColumnPlan("confidence", confidence=conf_name, correct=correct)
-    prediction = str(prediction)
-    label_name = label if label is not None else detect_label(src, required_for="prediction")
-    src.require(prediction)
-    src.require(label_name)
-    return ColumnPlan("confidence", confidence=conf_name, prediction=prediction, label=label_name)
 
 
 def read_planned(
@@ -477,24 +328,14 @@ def _read_confidence(src: Source, plan: ColumnPlan) -> tuple[np.ndarray, np.ndar
     return conf, (pred == truth).astype(np.int8)
 
 
-def planned_names(plan: ColumnPlan) -> list[str]:
-    """Every column a plan reads, in the order it reads them."""
-    names = [*plan.scores, plan.confidence, plan.correct, plan.prediction, plan.label]
-    return [n for n in names if n is not None]
-
-
-def planned_roles(plan: ColumnPlan) -> dict[str, str]:
-    """The role (see :data:`calibkit.io._sources.ROLES`) of each column a plan reads."""
-    if plan.kind != "confidence":
-        roles = dict.fromkeys(plan.scores, "numeric")
-        roles[str(plan.label)] = "label"
-        return roles
-    roles = {str(plan.confidence): "numeric"}
-    if plan.correct is not None:
-        roles[plan.correct] = "outcome"
-    else:
-        roles[str(plan.prediction)] = roles[str(plan.label)] = "compare"
-    return roles
+def read_weight(src: Source, plan: ColumnPlan, *, n: int) -> np.ndarray | None:
+    """The weight column a plan names (None without one): numbers by the cell rules, then
+    finite, non-negative and not all zero (:func:`calibkit._validate.weight_column`)."""
+    if plan.weight is None:
+        return None
+    values = _one_d(src, plan.weight, "numeric")
+    _same_length(src, {planned_names(plan)[0]: np.empty((n, 0)), plan.weight: values})
+    return v.weight_column(values, name=plan.weight, where=WHERE)
 
 
 def _one_d(src: Source, name: str, role: str) -> np.ndarray:

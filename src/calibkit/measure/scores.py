@@ -11,7 +11,7 @@ import numpy as np
 from .. import _kernels
 from .. import _validate as v
 from .._errors import CalibkitWarning
-from .bins import CLOSED, BinStats, resolve_edges
+from .bins import BinStats
 from .reliability import binned
 
 __all__ = [
@@ -410,10 +410,6 @@ def brier_decomposition(
     >>> round(d.uncertainty, 10) == round(3 / 7 * 4 / 7, 10), d.n, d.weight
     (True, 5, 7.0)
     """
-    if sample_weight is not None:
-        return decompose_stats(
-            _weighted_bins(confidence, outcome, n_bins, strategy, closed, edges, sample_weight)
-        )
     stats, _ = binned(
         confidence,
         outcome,
@@ -422,36 +418,6 @@ def brier_decomposition(
         closed=closed,
         edges=edges,
         where="brier_decomposition",
+        sample_weight=sample_weight,
     )
     return decompose_stats(stats)
-
-
-def _weighted_bins(
-    confidence: Any,
-    outcome: Any,
-    n_bins: int,
-    strategy: str,
-    closed: str,
-    edges: Any,
-    sample_weight: Any,
-) -> BinStats:
-    """The weighted :class:`BinStats` of :func:`brier_decomposition` (the edges chosen as
-    :func:`~calibkit.measure.reliability.binned` chooses them)."""
-    where = "brier_decomposition"
-    closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
-    made = resolve_edges(
-        confidence if strategy == "quantile" and edges is None else None,
-        n_bins=n_bins,
-        strategy=strategy,
-        edges=edges,
-        where=where,
-        closed=closed,
-    )
-    return BinStats.from_forecasts(
-        confidence,
-        outcome,
-        edges=made.values,
-        closed=closed,
-        sample_weight=sample_weight,
-        where=where,
-    )
