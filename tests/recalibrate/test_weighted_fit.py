@@ -374,3 +374,14 @@ def test_labels_of_one_outcome_among_the_weighted_rows_are_refused():
 def test_fit_temperature_with_an_engine_refuses_weights():
     with pytest.raises(ck.InputError, match="sample_weight= applies to arrays in memory"):
         ck.fit_temperature("scores.parquet", engine="duckdb", sample_weight=[1.0])
+
+
+def test_weighted_quantile_edges_that_collapse_warn_at_the_callers_line():
+    x = np.array([0.1] * 10 + [0.9] * 2)
+    y = np.array([0, 1] * 6)
+    with pytest.warns(ck.CalibkitWarning, match="2 of 4 quantile bins collapsed") as caught:
+        hb = ck.HistogramBinning(n_bins=4, strategy="quantile").fit(x, y, sample_weight=2 * y + 1)
+    assert caught[0].filename == __file__
+    # repeated rows: 5 + 15 at 0.1 and 1 + 3 at 0.9, so 20 of 24 at 0.1: the inner quantiles
+    # at ranks 23 k / 4 = 5.75, 11.5, 17.25 all fall on 0.1, which leaves two bins
+    assert hb.maps_[0].edges.tolist() == [0.0, 0.1, 1.0]

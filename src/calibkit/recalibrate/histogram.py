@@ -132,7 +132,7 @@ class HistogramBinning(BinaryMapCalibrator[HistogramMap]):
         else:
             inner = _weighted_quantiles(x, w, v.n_bins(self.n_bins, where=where))
             edges = quantile_edges(
-                inner, n_bins=self.n_bins, closed="right", where=where, stacklevel=6
+                inner, n_bins=self.n_bins, closed="right", where=where, stacklevel=4
             ).values
         n = edges.size - 1
         index = _kernels.bin_index(x, edges, "right")
