@@ -47,11 +47,21 @@ class Objective:
     argmax: tuple[int, int, int] | None = None
 
 
-def evaluate(scores: np.ndarray, labels: np.ndarray, beta: float) -> Objective:
+def evaluate(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    beta: float,
+    sample_weight: np.ndarray | None = None,
+) -> Objective:
     """The NLL and its first three derivatives at ``beta``, and at 0, in one pass (numba
-    kernel or chunked numpy reference)."""
+    kernel or chunked numpy reference).
+
+    With ``sample_weight`` (checked, positive) every sum weighs its row and the means divide
+    by the total weight: the weighted mean NLL, whose derivatives are the weighted means of
+    the rows' derivatives (numpy only).
+    """
     argmax = None
-    if _kernels.use_numba(scores.size):
+    if sample_weight is None and _kernels.use_numba(scores.size):
         temperature = 1.0 / beta if beta else math.inf
         total = _kernels.temperature_sums(scores, labels, beta, temperature)
         if scores.ndim == 2:
@@ -60,17 +70,29 @@ def evaluate(scores: np.ndarray, labels: np.ndarray, beta: float) -> Objective:
         # logits beyond SPREAD_RANGE overflow to inf or NaN here, which the solver reports
         with np.errstate(over="ignore", invalid="ignore"):
             if scores.ndim == 1:
-                total = _binary_sums(scores, labels, beta)
+                total = _binary_sums(scores, labels, beta, sample_weight)
             else:  # f at beta = 0 costs a second set of sums here: only at T = 1, the start
-                total = _multiclass_sums(scores, labels, beta, origin=beta == 1.0)
-    n = scores.shape[0]
+                total = _multiclass_sums(
+                    scores, labels, beta, origin=beta == 1.0, sample_weight=sample_weight
+                )
+    n = scores.shape[0] if sample_weight is None else float(np.sum(sample_weight))
     f, g, h, t, f0, g0, h0 = (float(x / n) for x in total[:7])
     origin = None if math.isnan(g0) else Objective(0.0, f0, g0, h0)
     return Objective(float(beta), f, g, h, t, origin=origin, argmax=argmax)
 
 
+def _summed(term: np.ndarray, w: np.ndarray | None) -> Any:
+    """The sum of per-row terms, each weighed by its row's weight when there are weights."""
+    return np.sum(term) if w is None else np.dot(w, term)
+
+
 def _multiclass_sums(
-    z: np.ndarray, y: np.ndarray, beta: float, *, origin: bool = True
+    z: np.ndarray,
+    y: np.ndarray,
+    beta: float,
+    *,
+    origin: bool = True,
+    sample_weight: np.ndarray | None = None,
 ) -> np.ndarray:
     """The sums of :func:`evaluate` (those at beta = 0 NaN unless ``origin``)."""
     total = np.zeros(7)
@@ -84,6 +106,7 @@ def _multiclass_sums(
         finite = np.isfinite(shifted)
         centred = np.where(finite, shifted, 0.0)
         true = np.take_along_axis(shifted, y[start : start + rows, None], axis=1)[:, 0]
+        wb = None if sample_weight is None else sample_weight[start : start + rows]
         # a -inf logit has weight 0 at every beta > 0, hence in the limit beta -> 0 too
         for at, b in ((0, beta), (4, 0.0)) if origin else ((0, beta),):
             weights = np.where(finite, np.exp(b * centred), 0.0) if b else finite * 1.0
@@ -91,32 +114,35 @@ def _multiclass_sums(
             s1 = (weights * centred).sum(axis=1) / s0
             s2 = (weights * centred * centred).sum(axis=1) / s0
             total[at : at + 3] += (
-                np.sum(np.log(s0) - b * true),
-                np.sum(s1 - true),
-                np.sum(np.maximum(s2 - s1 * s1, 0.0)),
+                _summed(np.log(s0) - b * true, wb),
+                _summed(s1 - true, wb),
+                _summed(np.maximum(s2 - s1 * s1, 0.0), wb),
             )
             if at == 0:  # the third central moment
                 s3 = (weights * centred**3).sum(axis=1) / s0
-                total[3] += np.sum(s3 - 3.0 * s1 * s2 + 2.0 * s1**3)
+                total[3] += _summed(s3 - 3.0 * s1 * s2 + 2.0 * s1**3, wb)
     return total
 
 
-def _binary_sums(s: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
+def _binary_sums(
+    s: np.ndarray, y: np.ndarray, beta: float, sample_weight: np.ndarray | None = None
+) -> np.ndarray:
     total = np.zeros(7)
     for start in range(0, s.shape[0], _CHUNK_ELEMENTS):
         x = s[start : start + _CHUNK_ELEMENTS].astype(np.float64)
+        wb = None if sample_weight is None else sample_weight[start : start + _CHUNK_ELEMENTS]
         sign = np.where(y[start : start + _CHUNK_ELEMENTS] == 1, 1.0, -1.0)
         margin = sign * x * beta
         wrong = np.exp(-np.logaddexp(0.0, margin))  # sigmoid(-margin)
         spread = wrong * (1.0 - wrong)
         total += (
-            np.sum(np.logaddexp(0.0, -margin)),
-            np.sum(-sign * x * wrong),
-            np.sum(x * x * spread),
-            np.sum(-sign * x**3 * spread * (1.0 - 2.0 * wrong)),
-            x.size * math.log(2.0),
-            np.sum(-0.5 * sign * x),
-            np.sum(0.25 * x * x),
+            _summed(np.logaddexp(0.0, -margin), wb),
+            _summed(-sign * x * wrong, wb),
+            _summed(x * x * spread, wb),
+            _summed(-sign * x**3 * spread * (1.0 - 2.0 * wrong), wb),
+            (x.size if wb is None else np.sum(wb)) * math.log(2.0),
+            _summed(-0.5 * sign * x, wb),
+            _summed(0.25 * x * x, wb),
         )
     return total
 
@@ -139,8 +165,10 @@ def solve(
     where: str,
     max_evaluations: int = 100,
     step_tol: float = 1e-12,
+    sample_weight: np.ndarray | None = None,
 ) -> Solution:
-    """Exact minimiser of the mean NLL over beta > 0 for scores held in memory.
+    """Exact minimiser of the mean NLL over beta > 0 for scores held in memory (the weighted
+    mean with ``sample_weight``: checked positive weights, one per row).
 
     Newton's method on u = log beta (scale-free: logits at 1e-3 or 1e3 take the same number of
     steps, and beta stays positive; Halley's step, from the third derivative each pass also
@@ -158,7 +186,10 @@ def solve(
     seen: dict[float, Objective] = {}
 
     def recorded(beta: float) -> Objective:
-        seen[beta] = point = evaluate(scores, labels, beta)
+        if sample_weight is None:
+            seen[beta] = point = evaluate(scores, labels, beta)
+        else:
+            seen[beta] = point = evaluate(scores, labels, beta, sample_weight)
         return point
 
     solution = drive(

@@ -41,6 +41,7 @@ from .._errors import CalibkitWarning, InputError
 from ._binary_inputs import Inputs, read_inputs
 from ._inputs import no_clip_for_logits
 from ._logistic import LogisticFit, fit_logistic, sigmoid
+from ._weights import fit_weights
 from .base import Calibrator, Field, array, integer, obj
 
 __all__ = [
@@ -121,8 +122,11 @@ class BinaryMapCalibrator(Calibrator, Generic[MapT]):
         return x
 
     @abc.abstractmethod
-    def _fit_map(self, x: np.ndarray, y: np.ndarray, *, where: str) -> MapT:
-        """Fit one binary map on float64 scores ``x`` and 0/1 outcomes ``y`` (int64)."""
+    def _fit_map(
+        self, x: np.ndarray, y: np.ndarray, *, where: str, w: np.ndarray | None = None
+    ) -> MapT:
+        """Fit one binary map on float64 scores ``x`` and 0/1 outcomes ``y`` (int64), each row
+        weighed by ``w`` (positive weights, or None: every row once)."""
 
     @abc.abstractmethod
     def _apply_map(self, fitted: MapT, x: np.ndarray, *, where: str) -> np.ndarray:
@@ -141,33 +145,48 @@ class BinaryMapCalibrator(Calibrator, Generic[MapT]):
 
     # ------------------------------------------------------------------ scikit-learn
     # ------------------------------------------------------------------ API
-    def fit(self, scores: Any, labels: Any) -> BinaryMapCalibrator[MapT]:
+    def fit(
+        self, scores: Any, labels: Any, *, sample_weight: Any = None
+    ) -> BinaryMapCalibrator[MapT]:
         """Fit on a calibration split: 1-D scores with labels 0/1, or (N, C) scores with labels
-        0..C-1. Returns ``self``."""
+        0..C-1. Returns ``self``.
+
+        ``sample_weight`` (one finite weight >= 0 per row, not all 0) weighs each row in every
+        map's fit: integer weights fit what the rows repeated that many times fit, a row of
+        weight 0 is left out (as scikit-learn does), and w and c * w fit the same map.
+        """
         where = f"{type(self).__name__}.fit"
         mode = v.choice(self.multiclass, name="multiclass", allowed=MULTICLASS, where=where)
         self._check_settings(where)
         inputs = self._read(scores, mode=mode, where=where, fitting=True)
         y = v.labels(labels, n=inputs.x.shape[0], n_classes=inputs.n_classes, where=where)
+        weights = fit_weights(sample_weight, n=y.size, where=where)
         x = self._features(inputs.x, where=where)
+        top = inputs.top
+        w = None
+        if weights is not None:
+            x, y, w = weights.rows(x), weights.rows(y), weights.w
+            top = weights.rows(top) if top.size else top
+        counted = "" if weights is None else " with a positive weight"
         maps: list[MapT] = []
         if inputs.ndim == 1:
             if np.all(y == y[0]):
                 raise InputError(
-                    f"{where}: every label is {y[0]}; a calibration split needs both outcomes."
+                    f"{where}: every label{counted} is {y[0]}; a calibration split needs both "
+                    "outcomes."
                 )
-            maps.append(self._fit_map(x, y, where=where))
+            maps.append(self._fit_map(x, y, where=where, w=w))
         elif mode == "ovr":
             for k in range(inputs.n_classes):
                 event = (y == k).astype(np.int64)
                 sub = f"{where} (class {k} vs rest)"
                 _warn_one_outcome(event, sub, f"class {k}")
-                maps.append(self._fit_map(np.ascontiguousarray(x[:, k]), event, where=sub))
+                maps.append(self._fit_map(np.ascontiguousarray(x[:, k]), event, where=sub, w=w))
         else:
-            correct = (inputs.top == y).astype(np.int64)
+            correct = (top == y).astype(np.int64)
             sub = f"{where} (top label)"
             _warn_one_outcome(correct, sub, "the top-label prediction")
-            maps.append(self._fit_map(x, correct, where=sub))
+            maps.append(self._fit_map(x, correct, where=sub, w=w))
         self.n_classes_ = inputs.n_classes
         self.input_ndim_ = inputs.ndim
         self.maps_ = tuple(maps)

@@ -53,8 +53,13 @@ def fit_logistic(
     *,
     max_iter: int = NEWTON_MAX_ITER,
     tol: float = NEWTON_TOL,
+    sample_weight: np.ndarray | None = None,
 ) -> LogisticFit:
     """Minimise the mean log-loss ``mean(log(1 + exp(X w)) - t * X w)`` by Newton's method.
+
+    With ``sample_weight`` (positive weights, one per row) the mean is the weighted mean
+    ``sum_i s_i loss_i / sum_i s_i``, and so are the gradient and the Hessian: integer weights
+    give the fit of the rows repeated that many times.
 
     ``features`` is (n, k) float64 (include a column of ones for an intercept) and ``targets``
     lie in [0, 1] (Platt's smoothed targets or 0/1 labels). Columns are scaled by their largest
@@ -74,7 +79,7 @@ def fit_logistic(
     scale[scale == 0.0] = 1.0
     x = features / scale
     w = np.zeros(x.shape[1]) if start is None else np.asarray(start, dtype=np.float64) * scale
-    fit = _newton(x, targets, w, max_iter=max_iter, tol=tol)
+    fit = _newton(x, targets, w, max_iter=max_iter, tol=tol, weight=sample_weight)
     hard = bool(np.all((targets == 0.0) | (targets == 1.0)))
     if hard and _separable(x, targets, slow=fit.n_iter > _SEPARATION_ITERATIONS):
         fit = LogisticFit(fit.coef, False, fit.n_iter, fit.decrement, fit.loss, True)
@@ -83,24 +88,39 @@ def fit_logistic(
     )
 
 
-def _evaluate(z: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-    """Mean log-loss, sigmoid(z) and sigmoid'(z) = p (1 - p), from one exp and one log1p."""
+def _evaluate(
+    z: np.ndarray, targets: np.ndarray, weight: np.ndarray | None = None
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """Mean log-loss (weighted by ``weight``, which sums to 1, when given), sigmoid(z) and
+    sigmoid'(z) = p (1 - p), from one exp and one log1p."""
     e = np.exp(-np.abs(z))
-    loss = float(np.mean(np.maximum(z, 0.0) + np.log1p(e) - targets * z))
+    terms = np.maximum(z, 0.0) + np.log1p(e) - targets * z
+    loss = float(np.mean(terms) if weight is None else np.dot(weight, terms))
     inverse = 1.0 / (1.0 + e)
     p = np.where(z >= 0.0, inverse, e * inverse)
     return loss, p, e * inverse * inverse
 
 
 def _newton(
-    x: np.ndarray, targets: np.ndarray, w: np.ndarray, *, max_iter: int, tol: float
+    x: np.ndarray,
+    targets: np.ndarray,
+    w: np.ndarray,
+    *,
+    max_iter: int,
+    tol: float,
+    weight: np.ndarray | None = None,
 ) -> LogisticFit:
     n = x.shape[0]
+    share = None if weight is None else weight / np.sum(weight)  # the weighted mean's weights
     decrement = math.inf
-    current, p, slope = _evaluate(x @ w, targets)
+    current, p, slope = _evaluate(x @ w, targets, share)
     for iteration in range(1, max_iter + 1):
-        gradient = x.T @ (p - targets) / n
-        hessian = (x.T * slope) @ x / n
+        if share is None:
+            gradient = x.T @ (p - targets) / n
+            hessian = (x.T * slope) @ x / n
+        else:
+            gradient = x.T @ (share * (p - targets))
+            hessian = (x.T * (share * slope)) @ x
         step = np.linalg.pinv(hessian, rcond=1e-13, hermitian=True) @ gradient
         decrement = float(gradient @ step)
         if not math.isfinite(decrement):
@@ -110,7 +130,7 @@ def _newton(
         t = 1.0
         while True:
             trial = w - t * step
-            value, p_trial, slope_trial = _evaluate(x @ trial, targets)
+            value, p_trial, slope_trial = _evaluate(x @ trial, targets, share)
             # in the region of quadratic convergence the full step is taken: the decrease is
             # then below what the loss can resolve
             if decrement < 1e-10 or value <= current - 0.25 * t * decrement:

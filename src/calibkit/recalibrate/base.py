@@ -194,8 +194,8 @@ class Calibrator(abc.ABC):
     """Base of the recalibration maps.
 
     Conventions (scikit-learn's): ``__init__`` only stores keyword settings; ``fit(scores,
-    labels)`` learns state in attributes ending in ``_`` and returns ``self``;
-    ``predict_proba(scores)`` raises :class:`calibkit.NotFittedError` before ``fit``;
+    labels, *, sample_weight=None)`` learns state in attributes ending in ``_`` and returns
+    ``self``; ``predict_proba(scores)`` raises :class:`calibkit.NotFittedError` before ``fit``;
     ``get_params`` / ``set_params`` make ``sklearn.base.clone`` work without importing
     scikit-learn. ``to_dict`` / ``from_dict`` persist a fitted map as JSON.
 
@@ -265,8 +265,10 @@ class Calibrator(abc.ABC):
             )
 
     @abc.abstractmethod
-    def fit(self, scores: Any, labels: Any) -> Calibrator:
-        """Learn the map on a calibration split; returns ``self``."""
+    def fit(self, scores: Any, labels: Any, *, sample_weight: Any = None) -> Calibrator:
+        """Learn the map on a calibration split; returns ``self``. ``sample_weight`` (one
+        finite weight >= 0 per row, not all 0) weighs each row: integer weights fit what the
+        rows repeated that many times fit, and a row of weight 0 is left out."""
 
     def _check_scores(self, scores: Any, *, where: str) -> None:
         """Raise the :class:`InputError` that ``fit`` would raise about the values of these

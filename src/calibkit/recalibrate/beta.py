@@ -139,28 +139,30 @@ class BetaCalibration(BinaryMapCalibrator[BetaMap]):
     def _check_settings(self, where: str) -> None:
         v.choice(self.parameters, name="parameters", allowed=PARAMETERS, where=where)
 
-    def _fit_map(self, x: np.ndarray, y: np.ndarray, *, where: str) -> BetaMap:
+    def _fit_map(
+        self, x: np.ndarray, y: np.ndarray, *, where: str, w: np.ndarray | None = None
+    ) -> BetaMap:
         parameters = v.choice(self.parameters, name="parameters", allowed=PARAMETERS, where=where)
         log_p, log_q = np.log(x), np.log1p(-x)
         targets = y.astype(np.float64)
         ones = np.ones_like(x)
         if parameters == "am":
-            fit = fit_logistic(np.column_stack([log_p - log_q, ones]), targets)
+            fit = fit_logistic(np.column_stack([log_p - log_q, ones]), targets, sample_weight=w)
             a, c = fit.coef
             if a < 0:
-                fit = fit_logistic(ones[:, None], targets)
+                fit = fit_logistic(ones[:, None], targets, sample_weight=w)
                 a, c = 0.0, fit.coef[0]
             b = a
         else:
             if parameters == "abm":
-                u, w, extra = log_p, -log_q, [ones]
+                u, v_, extra = log_p, -log_q, [ones]
             else:  # "ab": c = (a - b) log 2 is folded into the features
-                u, w, extra = log_p + _LOG2, -(log_q + _LOG2), []
-            fit = fit_logistic(np.column_stack([u, w, *extra]), targets)
+                u, v_, extra = log_p + _LOG2, -(log_q + _LOG2), []
+            fit = fit_logistic(np.column_stack([u, v_, *extra]), targets, sample_weight=w)
             a, b = fit.coef[0], fit.coef[1]
             if a < 0 or b < 0:  # drop the negative feature and refit (the paper's recipe)
                 keep_a = b < 0 and a >= 0
-                a, b, fit = self._refit(u if keep_a else w, extra, targets, keep_a)
+                a, b, fit = self._refit(u if keep_a else v_, extra, targets, keep_a, w)
             c = fit.coef[-1] if parameters == "abm" else (a - b) * _LOG2
         if not fit.converged:
             warn_not_converged(
@@ -174,14 +176,18 @@ class BetaCalibration(BinaryMapCalibrator[BetaMap]):
 
     @staticmethod
     def _refit(
-        feature: np.ndarray, extra: list[np.ndarray], targets: np.ndarray, keep_a: bool
+        feature: np.ndarray,
+        extra: list[np.ndarray],
+        targets: np.ndarray,
+        keep_a: bool,
+        w: np.ndarray | None = None,
     ) -> tuple[float, float, LogisticFit]:
-        fit = fit_logistic(np.column_stack([feature, *extra]), targets)
+        fit = fit_logistic(np.column_stack([feature, *extra]), targets, sample_weight=w)
         coef = float(fit.coef[0])
         if coef < 0:
             coef = 0.0
             if extra:
-                fit = fit_logistic(np.column_stack(extra), targets)
+                fit = fit_logistic(np.column_stack(extra), targets, sample_weight=w)
             else:
                 fit = LogisticFit(np.zeros(1), True, 0, 0.0, math.log(2.0))
         return (coef, 0.0, fit) if keep_a else (0.0, coef, fit)

@@ -44,7 +44,8 @@ class GroupCalibrator(Calibrator):
         What the groups are, e.g. the name of the column that holds them; kept in the file so
         that whoever applies the map knows which column to pass as ``groups``.
     min_group_size : int
-        Groups with fewer rows in ``fit`` use the pooled map.
+        Groups with fewer rows in ``fit`` use the pooled map (with ``sample_weight``: fewer
+        rows of positive weight; rows are counted, not weight).
 
     Attributes
     ----------
@@ -99,17 +100,29 @@ class GroupCalibrator(Calibrator):
         self.min_group_size = min_group_size
 
     # ------------------------------------------------------------------ fit and predict
-    def fit(self, scores: Any, labels: Any, *, groups: Any = None) -> GroupCalibrator:
+    def fit(
+        self, scores: Any, labels: Any, *, groups: Any = None, sample_weight: Any = None
+    ) -> GroupCalibrator:
         """Fit the pooled map on every row and a map on each group with at least
-        ``min_group_size`` rows; ``groups`` holds one group per row."""
+        ``min_group_size`` rows; ``groups`` holds one group per row.
+
+        ``sample_weight`` (one finite weight >= 0 per row, not all 0) goes to the pooled fit
+        and, row for row, to each group's fit. ``min_group_size`` counts rows, not weight: the
+        rows of positive weight (a weight says how much a row counts, not how much evidence
+        there is; a group of 3 rows of weight 100 is still 3 rows), and ``sizes_`` stays the
+        raw number of rows of each group.
+        """
         where = f"{type(self).__name__}.fit"
         template = self._template(where)
         min_size = v.positive_int(self.min_group_size, name="min_group_size", where=where)
         x = v.to_numpy(scores, name="scores", where=where)
-        keys = self._groups(groups, n=x.shape[0] if x.ndim else 0, where=where)
+        n = x.shape[0] if x.ndim else 0
+        keys = self._groups(groups, n=n, where=where)
         group_type = _group_type(keys, where=where)
         y = v.to_numpy(labels, name="labels", where=where)
-        pooled = _clone(template).fit(x, y)  # first: a message about the values names the row
+        w = v.sample_weight(sample_weight, n=n, where=where)
+        # first: a message about the values names the row
+        pooled = _clone(template).fit(x, y, **_weight_arg(w))
         values, inverse = np.unique(keys, return_inverse=True)
         maps: dict[Any, Calibrator] = {}
         fallback: dict[Any, str] = {}
@@ -117,10 +130,17 @@ class GroupCalibrator(Calibrator):
         for i, group in enumerate(values.tolist()):
             rows = np.flatnonzero(inverse == i)
             sizes[group] = int(rows.size)
-            if rows.size < min_size:
-                fallback[group] = f"{rows.size} rows, fewer than min_group_size={min_size}"
+            counted = rows.size if w is None else int(np.count_nonzero(w[rows]))
+            if counted < min_size:
+                fallback[group] = (
+                    f"{rows.size} rows, fewer than min_group_size={min_size}"
+                    if w is None
+                    else f"{counted} of its {rows.size} rows have a positive weight, fewer "
+                    f"than min_group_size={min_size}"
+                )
                 continue
-            fitted, failed = _fit_group(template, x[rows], y[rows], group, where=where)
+            weight = _weight_arg(None if w is None else w[rows])
+            fitted, failed = _fit_group(template, x[rows], y[rows], group, where=where, **weight)
             if fitted is not None:
                 maps[group] = fitted
             else:
@@ -268,15 +288,28 @@ class GroupCalibrator(Calibrator):
         self.pooled_ = pooled
 
 
+def _weight_arg(w: np.ndarray | None) -> dict[str, Any]:
+    """``sample_weight=w`` for a fit when there are weights (none otherwise: the base's own
+    ``fit(scores, labels)`` is called as it always was)."""
+    return {} if w is None else {"sample_weight": w}
+
+
 def _fit_group(
-    template: Calibrator, x: np.ndarray, y: np.ndarray, group: Any, *, where: str
+    template: Calibrator,
+    x: np.ndarray,
+    y: np.ndarray,
+    group: Any,
+    *,
+    where: str,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[Calibrator | None, str]:
     """A copy of ``template`` fitted on one group's rows (its warnings said again, naming the
     group), or None and why its fit failed."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            fitted, failed = _clone(template).fit(x, y), ""
+            fitted = _clone(template).fit(x, y, **_weight_arg(sample_weight))
+            failed = ""
         except InputError as exc:
             fitted, failed = None, str(exc)
     for w in caught:

@@ -15,7 +15,13 @@ import numpy as np
 from .. import _kernels
 from .. import _validate as v
 from .._errors import InputError
-from ..measure.bins import STRATEGIES, resolve_edges
+from ..measure.bins import (
+    STRATEGIES,
+    quantile_edges,
+    quantile_levels,
+    resolve_edges,
+    weighted_quantiles,
+)
 from ._binary_maps import MULTICLASS, BinaryMapCalibrator, maps_state
 from .base import array, integer, number, text
 
@@ -48,6 +54,13 @@ class HistogramBinning(BinaryMapCalibrator[HistogramMap]):
     empty.
 
     Inputs are probabilities: 1-D P(label = 1) in [0, 1], or (N, C) rows summing to 1.
+
+    **Sample weights** (``fit(..., sample_weight=w)``): each bin's value is the weighted event
+    rate of its rows, and ``counts`` stay the raw numbers of rows (of positive weight) in each
+    bin. Quantile edges are those of the rows repeated w times (``np.quantile``'s linear rule
+    on the cumulative weights), so integer weights give exactly the map of the repeated rows;
+    unlike every other weighted fit, they move slightly when all weights are multiplied by a
+    constant (the linear rule's rank (W - 1) k / M depends on the total weight W).
 
     Parameters
     ----------
@@ -109,16 +122,29 @@ class HistogramBinning(BinaryMapCalibrator[HistogramMap]):
         v.n_bins(self.n_bins, where=where)
         v.choice(self.strategy, name="strategy", allowed=STRATEGIES, where=where)
 
-    def _fit_map(self, x: np.ndarray, y: np.ndarray, *, where: str) -> HistogramMap:
-        edges = resolve_edges(
-            x, n_bins=self.n_bins, strategy=self.strategy, edges=None, where=where
-        ).values
+    def _fit_map(
+        self, x: np.ndarray, y: np.ndarray, *, where: str, w: np.ndarray | None = None
+    ) -> HistogramMap:
+        if w is None or self.strategy != "quantile":
+            edges = resolve_edges(
+                x, n_bins=self.n_bins, strategy=self.strategy, edges=None, where=where
+            ).values
+        else:
+            inner = weighted_quantiles(x, w, quantile_levels(v.n_bins(self.n_bins, where=where)))
+            edges = quantile_edges(
+                inner, n_bins=self.n_bins, closed="right", where=where, stacklevel=4
+            ).values
         n = edges.size - 1
         index = _kernels.bin_index(x, edges, "right")
         counts = np.bincount(index, minlength=n)
-        events = np.bincount(index, weights=y.astype(np.float64), minlength=n)
+        if w is None:
+            events = np.bincount(index, weights=y.astype(np.float64), minlength=n)
+            mass = counts
+        else:
+            events = np.bincount(index, weights=w * y, minlength=n)
+            mass = np.bincount(index, weights=w, minlength=n)
         centres = (edges[:-1] + edges[1:]) / 2.0
-        values = np.divide(events, counts, out=centres, where=counts > 0)
+        values = np.divide(events, mass, out=centres, where=mass > 0)
         return HistogramMap(edges, values, counts.astype(np.int64))
 
     def _apply_map(self, fitted: HistogramMap, x: np.ndarray, *, where: str) -> np.ndarray:

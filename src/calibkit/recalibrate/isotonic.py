@@ -44,7 +44,10 @@ class IsotonicCalibration(BinaryMapCalibrator[IsotonicMap]):
       (``scipy.optimize.isotonic_regression``) then fits these weighted points, so tied scores
       always get one value and the map is a function of the score (the same pooling as
       :func:`calibkit.corp`). (Scikit-learn also pools scores closer than 1e-15 in absolute
-      value; here only exactly equal scores are pooled.)
+      value; here only exactly equal scores are pooled.) With ``sample_weight`` each point's
+      value is the weighted event rate of its rows and its weight their total weight (rows of
+      weight 0 are left out, so they do not widen the calibration range either), as
+      ``IsotonicRegression().fit(x, y, sample_weight=w)`` fits them.
     - **Between fitted points**, predictions interpolate linearly, so the map is continuous and
       piecewise linear, not a staircase: a new score between two calibration scores gets a
       value between theirs.
@@ -102,12 +105,16 @@ class IsotonicCalibration(BinaryMapCalibrator[IsotonicMap]):
     def _check_settings(self, where: str) -> None:
         v.choice(self.out_of_bounds, name="out_of_bounds", allowed=OUT_OF_BOUNDS, where=where)
 
-    def _fit_map(self, x: np.ndarray, y: np.ndarray, *, where: str) -> IsotonicMap:
-        pooled = pool_ties(x, y)  # one point per distinct score, weighted by its count
-        fitted = isotonic_fit(pooled)
+    def _fit_map(
+        self, x: np.ndarray, y: np.ndarray, *, where: str, w: np.ndarray | None = None
+    ) -> IsotonicMap:
+        # one point per distinct score, weighted by its count (or its rows' total weight, as
+        # sklearn.isotonic.IsotonicRegression pools tied scores with sample_weight)
+        pooled = pool_ties(x, y, sample_weight=w)
+        points, fitted = pooled.x, isotonic_fit(pooled)
         keep = np.ones(fitted.size, dtype=bool)  # drop points inside a flat run
         keep[1:-1] = (fitted[1:-1] != fitted[:-2]) | (fitted[1:-1] != fitted[2:])
-        return IsotonicMap(pooled.x[keep], fitted[keep])
+        return IsotonicMap(points[keep], fitted[keep])
 
     def _apply_map(self, fitted: IsotonicMap, x: np.ndarray, *, where: str) -> np.ndarray:
         lo, hi = fitted.x[0], fitted.x[-1]

@@ -36,6 +36,7 @@ from .._errors import CalibkitWarning, InputError
 from ._inputs import warn_extreme_logits
 from ._linear_map import _LinearMap
 from ._linear_objective import _Problem
+from ._weights import fit_weights
 from .base import array, flag, number
 
 __all__ = ["MatrixScaling", "VectorScaling"]
@@ -70,18 +71,29 @@ class _LinearSoftmax(_LinearMap):
         return np.concatenate([np.ones(n_classes), np.zeros(n_classes)])
 
     # ------------------------------------------------------------------ API
-    def fit(self, scores: Any, labels: Any) -> Self:
+    def fit(self, scores: Any, labels: Any, *, sample_weight: Any = None) -> Self:
         """Fit the map on calibration logits (N, C) (or probabilities with
-        ``from_logits=False``) and labels 0..C-1; returns ``self``."""
+        ``from_logits=False``) and labels 0..C-1; returns ``self``.
+
+        ``sample_weight`` (one finite weight >= 0 per row, not all 0) fits the weighted mean
+        NLL ``sum_i w_i NLL_i / sum_i w_i`` plus the same penalty: integer weights fit what the
+        rows repeated that many times fit, a row of weight 0 is left out, and w and c * w fit
+        the same map. ``nll_before_`` and ``nll_after_`` are then weighted means.
+        """
         where = f"{type(self).__name__}.fit"
         z = self._logits(scores, where=where)
         n_classes = int(z.shape[1])
         y = v.labels(labels, n=z.shape[0], n_classes=n_classes, where=where)
+        counted = fit_weights(sample_weight, n=z.shape[0], where=where)
         h, coercive = self._penalty_weights(n_classes, where)
         if self.from_logits:
             v.logits_not_probabilities(z, where=where, check=self.check_logits)
+        if counted is not None:
+            z, y = counted.rows(z), counted.rows(y)
+        if self.from_logits:
             warn_extreme_logits(z, y, where=where)
-        problem = _Problem(z, y, self._matrix, h, self._identity(n_classes))
+        w = None if counted is None else counted.w
+        problem = _Problem(z, y, self._matrix, h, self._identity(n_classes), w)
 
         absent = np.flatnonzero(np.bincount(y, minlength=n_classes) == 0)
         if absent.size and not coercive:

@@ -52,7 +52,10 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
     smooth_targets : bool
         Fit to Platt's (1999) targets (N+ + 1) / (N+ + 2) for positives and 1 / (N- + 2) for
         negatives instead of 1 and 0, as scikit-learn's sigmoid calibration does. They keep a
-        and b finite on separable data.
+        and b finite on separable data. With ``sample_weight``, N+ and N- are the total weights
+        of the positives and negatives, as scikit-learn takes them (the targets then depend on
+        the weights' scale, as Platt's prior does on N: integer weights fit what the repeated
+        rows fit; with ``smooth_targets=False`` w and c * w fit the same map).
     multiclass : {"ovr", "top-label"}
         How (N, C) input is calibrated; 1-D input uses one map either way.
     from_logits : bool
@@ -135,9 +138,17 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
                     f"{where}: {name} must be True or False, got {getattr(self, name)!r}."
                 )
 
-    def _fit_map(self, x: np.ndarray, y: np.ndarray, *, where: str) -> PlattMap:
-        positives = float(y.sum())
-        negatives = float(y.size) - positives
+    def _fit_map(
+        self, x: np.ndarray, y: np.ndarray, *, where: str, w: np.ndarray | None = None
+    ) -> PlattMap:
+        # with weights, N+ and N- are the classes' total weights (scikit-learn's
+        # _sigmoid_calibration with sample_weight)
+        if w is None:
+            positives = float(y.sum())
+            negatives = float(y.size) - positives
+        else:
+            positives = float(w[y == 1].sum())
+            negatives = float(w[y != 1].sum())
         if self.smooth_targets:
             targets = np.where(
                 y == 1, (positives + 1.0) / (positives + 2.0), 1.0 / (negatives + 2.0)
@@ -146,7 +157,7 @@ class PlattScaling(BinaryMapCalibrator[PlattMap]):
             targets = y.astype(np.float64)
         features = np.column_stack([x, np.ones_like(x)])
         start = np.array([0.0, np.log((positives + 1.0) / (negatives + 1.0))])
-        fit = fit_logistic(features, targets, start)
+        fit = fit_logistic(features, targets, start, sample_weight=w)
         if not fit.converged:
             warn_not_converged(
                 fit,

@@ -15,6 +15,7 @@ from .._errors import CalibkitWarning, InputError
 from ..forecasts import sigmoid, softmax
 from ..measure import temperature as tm
 from ._inputs import away_from_0_and_1, no_clip_for_logits, warn_extreme_logits
+from ._weights import fit_weights
 from .base import Calibrator, flag, integer, number, obj, text
 from .invariance import InvarianceReport, argmax_report, check_invariance
 
@@ -123,19 +124,25 @@ class TemperatureScaling(Calibrator):
         self.clip = clip
         self.check_logits = check_logits
 
-    def fit(self, scores: Any, labels: Any) -> TemperatureScaling:
-        """Fit T on calibration scores (logits (N, C) or binary scores (N,)) and labels."""
+    def fit(self, scores: Any, labels: Any, *, sample_weight: Any = None) -> TemperatureScaling:
+        """Fit T on calibration scores (logits (N, C) or binary scores (N,)) and labels.
+
+        ``sample_weight`` (one finite weight >= 0 per row, not all 0) fits the weighted NLL
+        ``sum_i w_i NLL_i / sum_i w_i``: integer weights fit what the rows repeated that many
+        times fit, a row of weight 0 is left out, and w and c * w give the same T.
+        ``nll_before_`` and ``nll_after_`` are then weighted means.
+        """
         where = f"{type(self).__name__}.fit"
         method = v.choice(self.method, name="method", allowed=METHODS, where=where)
-        z, y = _prepare(scores, labels, settings=self, where=where)
+        z, y, w = _prepare(scores, labels, sample_weight, settings=self, where=where)
         if self.from_logits:
             warn_extreme_logits(z, y, where=where)
         if method == "newton":
-            solution = tm.solve(z, y, where=where)
-            at_one = solution.at_one or tm.evaluate(z, y, 1.0)
+            solution = tm.solve(z, y, where=where, sample_weight=w)
+            at_one = solution.at_one or _evaluate(z, y, 1.0, w)
         else:
-            at_one = tm.evaluate(z, y, 1.0)
-            solution = _golden(z, y)
+            at_one = _evaluate(z, y, 1.0, w)
+            solution = _golden(z, y, w)
         beta = solution.beta
         self.temperature_ = 1.0 / beta
         self.n_classes_ = 2 if z.ndim == 1 else int(z.shape[1])
@@ -285,6 +292,7 @@ def fit_temperature(
     check_logits: bool = True,
     engine: str | None = None,
     columns: Mapping[str, Any] | None = None,
+    sample_weight: Any = None,
 ) -> float:
     """The maximum-likelihood temperature of held-out logits (softmax) or binary scores
     (sigmoid). See :class:`TemperatureScaling`.
@@ -294,15 +302,29 @@ def fit_temperature(
     Parquet/CSV path or glob) or ``"spark"`` (a DataFrame); ``columns`` names the columns as
     :func:`calibkit.io.read_predictions` takes them. The same Newton iteration runs with one
     pass (or one aggregation) per step and agrees with the in-memory fit to rounding.
-    ``clip`` and ``check_logits`` are :class:`TemperatureScaling`'s (arrays in memory).
+    ``clip`` and ``check_logits`` are :class:`TemperatureScaling`'s (arrays in memory), and so
+    is ``sample_weight`` (the weighted NLL; see :meth:`TemperatureScaling.fit`).
 
     Examples
     --------
     >>> import calibkit as ck
     >>> round(ck.fit_temperature([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]], [0, 1, 1]), 4)
     1.3222
+
+    Weight 2 on the last row fits what that row given twice fits:
+
+    >>> logits, labels = [[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]], [0, 1, 1]
+    >>> round(ck.fit_temperature(logits, labels, sample_weight=[1, 1, 2]), 4)
+    3.4348
+    >>> round(ck.fit_temperature(logits + [[1.0, 0.0]], labels + [1]), 4)
+    3.4348
     """
     if engine is not None and engine != "memory":
+        if sample_weight is not None:
+            raise InputError(
+                "fit_temperature: sample_weight= applies to arrays in memory; an engine fits "
+                "every row once. Pass the arrays (engine=None) to fit with weights."
+            )
         if not from_logits or method != "newton" or clip is not None or check_logits is not True:
             raise InputError(
                 "fit_temperature: an engine fits logits by Newton's method; from_logits=False, "
@@ -323,7 +345,7 @@ def fit_temperature(
     scaler = TemperatureScaling(
         from_logits=from_logits, method=method, clip=clip, check_logits=check_logits
     )
-    return scaler.fit(logits, labels).temperature_
+    return scaler.fit(logits, labels, sample_weight=sample_weight).temperature_
 
 
 def _check_settings(ts: TemperatureScaling, *, where: str) -> None:
@@ -354,26 +376,38 @@ def _logits(scores: Any, *, settings: TemperatureScaling, where: str) -> np.ndar
     return np.log(p64) - np.log1p(-p64)
 
 
-def _prepare(scores: Any, labels: Any, *, settings: TemperatureScaling, where: str):
+def _prepare(
+    scores: Any, labels: Any, sample_weight: Any, *, settings: TemperatureScaling, where: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The logits, labels and weights of the rows that count (weight > 0), every row checked."""
     z = _logits(scores, settings=settings, where=where)
     n_classes = 2 if z.ndim == 1 else z.shape[1]
     y = v.labels(labels, n=z.shape[0], n_classes=n_classes, where=where)
+    weights = fit_weights(sample_weight, n=z.shape[0], where=where)
     if settings.from_logits:
         v.logits_not_probabilities(z, where=where, check=settings.check_logits)
+    if weights is not None:
+        z, y = weights.rows(z), weights.rows(y)
     if z.ndim == 1 and np.all(y == y[0]):
+        counted = "" if weights is None else " with a positive weight"
         raise InputError(
-            f"{where}: every label is {y[0]}; a calibration split needs both outcomes."
+            f"{where}: every label{counted} is {y[0]}; a calibration split needs both outcomes."
         )
-    return z, y
+    return z, y, None if weights is None else weights.w
 
 
-def _golden(z: np.ndarray, y: np.ndarray) -> tm.Solution:
+def _evaluate(z: np.ndarray, y: np.ndarray, beta: float, w: np.ndarray | None) -> tm.Objective:
+    """The objective at ``beta``, weighted when there are weights."""
+    return tm.evaluate(z, y, beta) if w is None else tm.evaluate(z, y, beta, w)
+
+
+def _golden(z: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> tm.Solution:
     """A golden-section search in T over a fixed bracket (deterministic)."""
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
     a, b = GOLDEN_BRACKET
 
     def nll(t: float) -> tm.Objective:
-        return tm.evaluate(z, y, 1.0 / t)
+        return _evaluate(z, y, 1.0 / t, w)
 
     c, d = b - ratio * (b - a), a + ratio * (b - a)
     fc, fd = nll(c), nll(d)
