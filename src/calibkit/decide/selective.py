@@ -294,9 +294,13 @@ def prediction_rejection_ratio(
     value = prr_of(augrc_of(rc), rc.mass, rc.error_mass)
     if value is None:
         every = "right" if rc.error_mass == 0 else "wrong"
-        of_weight = " of positive weight" if rc.weighted else ""
+        which = (
+            "every prediction of positive weight"
+            if rc.weighted
+            else f"every one of the {rc.n} predictions"
+        )
         raise v.InputError(
-            f"{where}: every one of the {rc.n} predictions{of_weight} is {every}, so the "
+            f"{where}: {which} is {every}, so the "
             "oracle and random rejection coincide and the ratio is undefined. Evaluate on data "
             "with both right and wrong predictions."
         )
