@@ -445,31 +445,33 @@ def choose_actions(
     j = int(np.flatnonzero(total == total.min())[-1])  # ties: escalate fewer
     k = int(best_k[j])
 
+    mass: float = n if w is None else total_mass  # what the cost and the shares divide by
+    mass_acted: float
+    mass_ask_upto: float
     if w is None:
         mass_acted, mass_ask_upto = int(acted[k]), int(acted[j])
         mass_wrong: float = int(wrong[k])
-        total: float = n
-        n_acted, n_ask_upto = mass_acted, mass_ask_upto
+        n_acted, n_ask_upto = int(acted[k]), int(acted[j])
     else:
         mass_acted, mass_ask_upto = float(acted[k]), float(acted[j])
-        mass_wrong, total = float(wrong[k]), total_mass
+        mass_wrong = float(wrong[k])
         raw = np.concatenate(([0], steps.acted))
         n_acted, n_ask_upto = int(raw[k]), int(raw[j])
     cost = (
         l_wrong * mass_wrong
         + l_ask * (right[j] - right[k])
         + l_ask_wrong * (wrong[j] - wrong[k])
-        + l_defer * (total - mass_ask_upto)
-    ) / total
+        + l_defer * (mass - mass_ask_upto)
+    ) / mass
     four = {"l_wrong": l_wrong, "l_defer": l_defer, "l_ask": l_ask, "l_ask_wrong": l_ask_wrong}
     cal_act, cal_ask = calibrated_actions(**four)
     return ActionChoice(
         act_threshold=math.inf if k == 0 else float(steps.threshold[k - 1]),
         ask_threshold=math.inf if j == 0 else float(steps.threshold[j - 1]),
         cost=float(cost),
-        share_acted=mass_acted / total,
-        share_asked=(mass_ask_upto - mass_acted) / total,
-        share_escalated=(total - mass_ask_upto) / total,
+        share_acted=mass_acted / mass,
+        share_asked=(mass_ask_upto - mass_acted) / mass,
+        share_escalated=(mass - mass_ask_upto) / mass,
         risk=mass_wrong / mass_acted if mass_acted else math.nan,
         n_acted=n_acted,
         n_asked=n_ask_upto - n_acted,
@@ -482,5 +484,5 @@ def choose_actions(
         calibrated_act_threshold=cal_act,
         calibrated_ask_threshold=cal_ask,
         calibrated_cost=policy_cost(conf, out, cal_act, cal_ask, **four, weight=w),
-        weight=None if w is None else total,
+        weight=None if w is None else mass,
     )

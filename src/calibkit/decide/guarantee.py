@@ -414,17 +414,21 @@ def _weighted_guarantee(
     accepted = first + (int(np.argmin(ok)) if failed else ok.size)
     tested = (accepted + 1 if failed else m) - first
     text = GUARANTEE.format(target=target, delta=delta) + WEIGHTED_GUARANTEE
-    common = {
-        "n": steps.n,
-        "target_risk": target,
-        "delta": delta,
-        "n_tested": tested,
-        "min_acted": need,
-        "guarantee": text,
-        "weight": steps.total,
-    }
-    if accepted == first:
+
+    def result(**fields: Any) -> RiskGuarantee:
         return RiskGuarantee(
+            **fields,
+            n=steps.n,
+            target_risk=target,
+            delta=delta,
+            n_tested=tested,
+            min_acted=need,
+            guarantee=text,
+            weight=steps.total,
+        )
+
+    if accepted == first:
+        return result(
             threshold=math.inf,
             coverage=0.0,
             risk=math.nan,
@@ -434,11 +438,10 @@ def _weighted_guarantee(
             weight_acted=0.0,
             error_weight=0.0,
             effective_n=0.0,
-            **common,
         )
     i = accepted - 1
     bound = clopper_pearson_upper(np.array([k_eff[i]]), np.array([n_eff[i]]), delta)[0]
-    return RiskGuarantee(
+    return result(
         threshold=float(steps.threshold[i]),
         coverage=float(steps.weight[i]) / steps.total,
         risk=float(risk[i]),
@@ -448,5 +451,4 @@ def _weighted_guarantee(
         weight_acted=float(steps.weight[i]),
         error_weight=float(steps.wrong_weight[i]),
         effective_n=float(n_eff[i]),
-        **common,
     )
