@@ -414,6 +414,16 @@ def test_guarantee_skips_thresholds_below_the_effective_size():
     assert g.bound == pytest.approx(1 - 0.05 ** (64 / 44**2), rel=1e-9)
 
 
+def test_weighted_guarantee_says_when_the_effective_size_is_too_small():
+    # one row of weight 30 among 39 of weight 1: an effective size of 69 ** 2 / 939 = 5.07
+    w = np.ones(40)
+    w[0] = 30.0
+    conf, out = np.linspace(0.99, 0.5, 40), np.ones(40, dtype=int)
+    g = ck.guaranteed_threshold(conf, out, target_risk=0.2, delta=0.05, sample_weight=w)
+    assert math.isinf(g.threshold) and g.n_tested == 0 and g.coverage == 0.0
+    assert "an effective size of at least 14 acted-on cases" in str(g)
+
+
 def test_weighted_guarantee_holds_by_simulation():
     # conf ~ U(0.5, 1), right with probability conf: the risk among conf >= t is (1 - t) / 2.
     # Weights independent of the outcome, spread over a factor of 4.

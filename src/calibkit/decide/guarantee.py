@@ -130,6 +130,8 @@ class RiskGuarantee:
             f"guaranteed risk <= {self.target_risk:g} with probability >= {1 - self.delta:g} "
             f"({self.n} calibration cases, {self.n_tested} thresholds tested in fixed sequence)"
         )
+        if self.weight is not None:
+            head += f"; weighted (total weight {self.weight:.6g})"
         if math.isinf(self.threshold):
             why = (
                 f"it takes at least {self.min_acted} acted-on cases to certify this target, and "
@@ -137,6 +139,11 @@ class RiskGuarantee:
                 if self.n_tested == 0
                 else "even the first threshold tested fails"
             )
+            if self.n_tested == 0 and self.weight is not None:
+                why = (
+                    f"it takes an effective size of at least {self.min_acted} acted-on cases to "
+                    f"certify this target, and the weights of the {self.n} give less"
+                )
             body = (
                 f"threshold above every confidence: act on nothing ({why}; accept a higher "
                 "target or delta, or add data)"
@@ -148,6 +155,11 @@ class RiskGuarantee:
                 f"acted on), empirical risk {self.risk:.4f} ({self.errors} wrong), upper bound "
                 f"{self.bound:.4f}"
             )
+            if self.effective_n is not None:
+                body += (
+                    f"; weight {self.weight_acted:.6g} acted on, {self.error_weight:.6g} wrong, "
+                    f"bound at Kish's effective size {self.effective_n:.1f}"
+                )
         return f"{head}\n{body}\n{self.guarantee}"
 
     def evaluate(

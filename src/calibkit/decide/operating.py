@@ -80,8 +80,8 @@ def checked_rows(
     stacklevel: int = 3,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The checked (confidence, outcome) of either form and the checked weights (None when
-    unweighted); ``stacklevel`` counts from this function's caller's caller (3: the caller of a
-    public function calling this)."""
+    unweighted). ``stacklevel`` is passed on to :func:`decision_inputs` (3: a P(y = 1) warning
+    points at the caller of the public function that called this one)."""
     conf, out = decision_inputs(
         confidence,
         outcome,
@@ -96,7 +96,9 @@ def checked_rows(
 
 def curve_counts(rc: RiskCoverage) -> tuple[np.ndarray, np.ndarray]:
     """How many predictions are acted on and how many of them are wrong at each point of the
-    curve (index 0: act on nothing), as exact integers recovered from its coverage and risk.
+    curve (index 0: act on nothing), as exact integers recovered from its coverage and risk;
+    for a weighted curve, the weight acted on and the wrong weight (its raw counts:
+    :func:`row_counts`).
 
     Examples
     --------
