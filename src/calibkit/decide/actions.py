@@ -15,7 +15,7 @@ from .. import _validate as v
 from ._format import threshold_text
 from ._inputs import decision_inputs
 from .coverage import sorted_steps
-from .thresholds import costs
+from .thresholds import costs, without_weights
 
 __all__ = ["ActionChoice", "ActionsEvaluation", "calibrated_actions", "choose_actions"]
 
@@ -78,7 +78,9 @@ class ActionChoice:
     ``calibrated_*`` thresholds are the closed form for a calibrated confidence (the lower
     envelope of the three expected-cost lines) and ``calibrated_cost`` is their cost per case
     on these data; a gap between them and the empirical pair measures miscalibration where it
-    matters.
+    matters. With sample weights the cost is per unit weight, the shares and the risk are
+    weighted, the ``n_*`` counts stay raw and ``weight`` is the total weight (None when
+    unweighted).
     """
 
     act_threshold: float
@@ -99,6 +101,7 @@ class ActionChoice:
     calibrated_act_threshold: float
     calibrated_ask_threshold: float
     calibrated_cost: float
+    weight: float | None = None
 
     @property
     def asking_pays(self) -> bool:
@@ -111,7 +114,7 @@ class ActionChoice:
             if not math.isfinite(d[key]):
                 d[key] = None
         d["asking_pays"] = self.asking_pays
-        return d
+        return without_weights(d, self.weight)
 
     def evaluate(
         self,
@@ -121,10 +124,12 @@ class ActionChoice:
         probs: Any = None,
         labels: Any = None,
         from_logits: bool = False,
+        sample_weight: Any = None,
     ) -> ActionsEvaluation:
         """These thresholds and costs on other (held-out) data: cost per case, the share and
         number of cases acted on, asked and escalated, and the risk among the acted-on ones.
-        Takes the inputs of :func:`choose_actions` (either form).
+        Takes the inputs of :func:`choose_actions` (either form), and their weights
+        (``sample_weight``: the cost per unit weight, the shares and the risk weighted).
 
         Examples
         --------
@@ -143,11 +148,22 @@ class ActionChoice:
             from_logits=from_logits,
             where="ActionChoice.evaluate",
         )
+        w = v.sample_weight(sample_weight, n=conf.shape[0], where="ActionChoice.evaluate")
         wrong = out == 0
         act = conf >= self.act_threshold
         ask = ~act & (conf >= self.ask_threshold)
         n, n_acted, n_asked = conf.size, int(np.count_nonzero(act)), int(np.count_nonzero(ask))
         n_wrong = int(np.count_nonzero(act & wrong))
+        weighted: dict[str, float] = {}
+        risk = n_wrong / n_acted if n_acted else math.nan
+        if w is not None:
+            acted_w = float(w[act].sum())
+            weighted = {
+                "weight_acted": acted_w,
+                "weight_asked": float(w[ask].sum()),
+                "weight_escalated": float(w[~act & ~ask].sum()),
+            }
+            risk = float(w[act & wrong].sum()) / acted_w if acted_w else math.nan
         return ActionsEvaluation(
             choice=self,
             n=n,
@@ -160,11 +176,13 @@ class ActionChoice:
                 l_defer=self.l_defer,
                 l_ask=self.l_ask,
                 l_ask_wrong=self.l_ask_wrong,
+                weight=w,
             ),
             n_acted=n_acted,
             n_asked=n_asked,
             n_escalated=n - n_acted - n_asked,
-            risk=n_wrong / n_acted if n_acted else math.nan,
+            risk=risk,
+            **weighted,
         )
 
     def header(self) -> str:
@@ -230,7 +248,10 @@ class ActionChoice:
 class ActionsEvaluation:
     """An :class:`ActionChoice` on other data than it was chosen on (see
     :meth:`ActionChoice.evaluate`): cost per case, cases acted on, asked and escalated, and
-    the error rate among the acted-on ones (NaN when none is)."""
+    the error rate among the acted-on ones (NaN when none is). With sample weights the cost
+    is per unit weight, the shares and the risk weighted, and ``weight_acted``,
+    ``weight_asked`` and ``weight_escalated`` the weights beside the raw counts (None when
+    unweighted)."""
 
     choice: ActionChoice
     n: int
@@ -239,18 +260,27 @@ class ActionsEvaluation:
     n_asked: int
     n_escalated: int
     risk: float
+    weight_acted: float | None = None
+    weight_asked: float | None = None
+    weight_escalated: float | None = None
+
+    def _share(self, count: int, weight: float | None) -> float:
+        if weight is None or self.weight_acted is None:
+            return count / self.n
+        total = self.weight_acted + (self.weight_asked or 0.0) + (self.weight_escalated or 0.0)
+        return weight / total
 
     @property
     def share_acted(self) -> float:
-        return self.n_acted / self.n
+        return self._share(self.n_acted, self.weight_acted)
 
     @property
     def share_asked(self) -> float:
-        return self.n_asked / self.n
+        return self._share(self.n_asked, self.weight_asked)
 
     @property
     def share_escalated(self) -> float:
-        return self.n_escalated / self.n
+        return self._share(self.n_escalated, self.weight_escalated)
 
     def to_dict(self) -> dict[str, Any]:
         """The numbers of the held-out data (the choice has its own ``to_dict``)."""
@@ -264,6 +294,15 @@ class ActionsEvaluation:
             "n_asked": self.n_asked,
             "n_escalated": self.n_escalated,
             "risk": None if math.isnan(self.risk) else self.risk,
+            **(
+                {}
+                if self.weight_acted is None
+                else {
+                    "weight_acted": self.weight_acted,
+                    "weight_asked": self.weight_asked,
+                    "weight_escalated": self.weight_escalated,
+                }
+            ),
         }
 
     def describe(self, on: str = "") -> str:
@@ -289,11 +328,22 @@ def policy_cost(
     l_defer: float,
     l_ask: float,
     l_ask_wrong: float,
+    weight: np.ndarray | None = None,
 ) -> float:
-    """Cost per case of the three-region policy on (checked) data."""
+    """Cost per case (per unit weight when weighted) of the three-region policy on (checked)
+    data."""
     wrong = outcome == 0
     act = confidence >= act_threshold
     ask = ~act & (confidence >= ask_threshold)
+    if weight is not None:
+        w = weight
+        weighted = (
+            l_wrong * w[act & wrong].sum()
+            + l_ask * w[ask & ~wrong].sum()
+            + l_ask_wrong * w[ask & wrong].sum()
+            + l_defer * w[~act & ~ask].sum()
+        )
+        return float(weighted / w.sum())
     total = (
         l_wrong * np.count_nonzero(act & wrong)
         + l_ask * np.count_nonzero(ask & ~wrong)
@@ -314,6 +364,7 @@ def choose_actions(
     probs: Any = None,
     labels: Any = None,
     from_logits: bool = False,
+    sample_weight: Any = None,
 ) -> ActionChoice:
     """The act / ask / escalate thresholds minimising the empirical cost per case.
 
@@ -344,6 +395,11 @@ def choose_actions(
     ``labels=`` (1-D P(y = 1) of a binary model, or (N, C); logits with ``from_logits=True``):
     they are reduced to acting on the predicted class, as in :func:`choose_threshold`.
 
+    ``sample_weight`` (finite, non-negative, one per row) makes the cost the expected cost
+    per unit weight, the prefix sums sums of weighted costs, and the shares and risk weighted;
+    with whole weights the choice is that on the data with each row repeated w times (a row
+    of weight 0 left out). The counts ``n_*`` stay raw row counts.
+
     Examples
     --------
     Five predictions (0.95, 0.9, 0.8, 0.7, 0.6; the third and fifth wrong); a wrong action costs 9,
@@ -369,10 +425,12 @@ def choose_actions(
     conf, out = decision_inputs(
         confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
     )
-    steps = sorted_steps(conf, out)
-    n = steps.n
-    acted = np.concatenate(([0], steps.acted)).astype(np.float64)  # cases in the first k groups
-    wrong = np.concatenate(([0], steps.wrong)).astype(np.float64)
+    w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
+    steps = sorted_steps(conf, out, w)
+    n, total_mass = steps.n, steps.total
+    # cases (weight) in the first k groups
+    acted = np.concatenate(([0], steps.mass_acted)).astype(np.float64)
+    wrong = np.concatenate(([0], steps.mass_wrong)).astype(np.float64)
     right = acted - wrong
     p_act = l_wrong * wrong
     p_ask = l_ask * right + l_ask_wrong * wrong
@@ -387,24 +445,34 @@ def choose_actions(
     j = int(np.flatnonzero(total == total.min())[-1])  # ties: escalate fewer
     k = int(best_k[j])
 
-    n_acted, n_ask_upto = int(acted[k]), int(acted[j])
-    n_wrong = int(wrong[k])
+    mass: float = n if w is None else total_mass  # what the cost and the shares divide by
+    mass_acted: float
+    mass_ask_upto: float
+    if w is None:
+        mass_acted, mass_ask_upto = int(acted[k]), int(acted[j])
+        mass_wrong: float = int(wrong[k])
+        n_acted, n_ask_upto = int(acted[k]), int(acted[j])
+    else:
+        mass_acted, mass_ask_upto = float(acted[k]), float(acted[j])
+        mass_wrong = float(wrong[k])
+        raw = np.concatenate(([0], steps.acted))
+        n_acted, n_ask_upto = int(raw[k]), int(raw[j])
     cost = (
-        l_wrong * n_wrong
+        l_wrong * mass_wrong
         + l_ask * (right[j] - right[k])
         + l_ask_wrong * (wrong[j] - wrong[k])
-        + l_defer * (n - n_ask_upto)
-    ) / n
+        + l_defer * (mass - mass_ask_upto)
+    ) / mass
     four = {"l_wrong": l_wrong, "l_defer": l_defer, "l_ask": l_ask, "l_ask_wrong": l_ask_wrong}
     cal_act, cal_ask = calibrated_actions(**four)
     return ActionChoice(
         act_threshold=math.inf if k == 0 else float(steps.threshold[k - 1]),
         ask_threshold=math.inf if j == 0 else float(steps.threshold[j - 1]),
         cost=float(cost),
-        share_acted=n_acted / n,
-        share_asked=(n_ask_upto - n_acted) / n,
-        share_escalated=(n - n_ask_upto) / n,
-        risk=n_wrong / n_acted if n_acted else math.nan,
+        share_acted=mass_acted / mass,
+        share_asked=(mass_ask_upto - mass_acted) / mass,
+        share_escalated=(mass - mass_ask_upto) / mass,
+        risk=mass_wrong / mass_acted if mass_acted else math.nan,
         n_acted=n_acted,
         n_asked=n_ask_upto - n_acted,
         n_escalated=n - n_ask_upto,
@@ -415,5 +483,6 @@ def choose_actions(
         l_ask_wrong=l_ask_wrong,
         calibrated_act_threshold=cal_act,
         calibrated_ask_threshold=cal_ask,
-        calibrated_cost=policy_cost(conf, out, cal_act, cal_ask, **four),
+        calibrated_cost=policy_cost(conf, out, cal_act, cal_ask, **four, weight=w),
+        weight=None if w is None else mass,
     )

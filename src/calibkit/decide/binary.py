@@ -16,99 +16,28 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
+from ._binary_core import (
+    Confusion,
+    bayes_threshold,
+    binary_costs,
+    binary_inputs,
+    confusion_at,
+    cost_of,
+    count_text,
+)
 from ._format import threshold_text
 from .coverage import sorted_steps
+from .thresholds import without_weights
 
 __all__ = [
     "BinaryPolicyRow",
     "BinaryPolicyTable",
     "BinaryThresholdChoice",
     "bayes_threshold",
+    "binary_costs",
     "binary_policy_table",
     "choose_binary_threshold",
 ]
-
-
-def binary_costs(
-    *, l_false_positive: Any, l_false_negative: Any, where: str
-) -> tuple[float, float]:
-    """Both error costs: finite and positive."""
-    for name, value in (
-        ("l_false_positive", l_false_positive),
-        ("l_false_negative", l_false_negative),
-    ):
-        if value is None:
-            raise v.InputError(
-                f"{where}: {name} is required: the cost of a false positive (flagging a case "
-                "whose label is 0) and of a false negative (missing one whose label is 1), e.g. "
-                "l_false_positive=1, l_false_negative=20."
-            )
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float, np.integer, np.floating))
-            or not (math.isfinite(float(value)) and float(value) > 0)
-        ):
-            raise v.InputError(
-                f"{where}: {name} must be a positive number, got {value!r}; with a free error "
-                "the best threshold is 0 or above every probability, and needs no data."
-            )
-    return float(l_false_positive), float(l_false_negative)
-
-
-def bayes_threshold(*, l_false_positive: float, l_false_negative: float) -> float:
-    """The Bayes threshold on a calibrated P(y = 1): flag when ``p >= l_fp / (l_fp + l_fn)``.
-
-    Flagging costs ``(1 - p) l_false_positive`` in expectation and not flagging ``p
-    l_false_negative``; they are equal at the threshold (Elkan, "The Foundations of
-    Cost-Sensitive Learning", IJCAI 2001). Only as good as the calibration of p: check it on
-    data with :func:`choose_binary_threshold`.
-
-    Examples
-    --------
-    A missed malignancy costs 20 biopsies:
-
-    >>> import calibkit as ck
-    >>> round(ck.bayes_threshold(l_false_positive=1, l_false_negative=20), 4)
-    0.0476
-    >>> ck.bayes_threshold(l_false_positive=1, l_false_negative=1)
-    0.5
-    """
-    fp, fn = binary_costs(
-        l_false_positive=l_false_positive,
-        l_false_negative=l_false_negative,
-        where="bayes_threshold",
-    )
-    return fp / (fp + fn)
-
-
-@dataclass(frozen=True)
-class Confusion:
-    """Counts of flagging when P(y = 1) >= threshold."""
-
-    true_positives: int
-    false_positives: int
-    true_negatives: int
-    false_negatives: int
-
-    @property
-    def n_flagged(self) -> int:
-        return self.true_positives + self.false_positives
-
-
-def confusion_at(p: np.ndarray, y: np.ndarray, threshold: float) -> Confusion:
-    """The confusion counts on checked arrays (y: 0/1 or bool)."""
-    flag = p >= threshold
-    pos = y == 1
-    tp = int(np.count_nonzero(flag & pos))
-    fp = int(np.count_nonzero(flag & ~pos))
-    fn = int(np.count_nonzero(pos)) - tp
-    return Confusion(tp, fp, int(p.size) - tp - fp - fn, fn)
-
-
-def cost_of(c: Confusion, *, l_false_positive: float, l_false_negative: float) -> float:
-    """Cost per case of a confusion."""
-    n = c.true_positives + c.false_positives + c.true_negatives + c.false_negatives
-    return (c.false_positives * l_false_positive + c.false_negatives * l_false_negative) / n
 
 
 @dataclass(frozen=True)
@@ -118,7 +47,9 @@ class BinaryThresholdChoice:
     Flag when P(y = 1) >= ``threshold`` (``inf``: flag nothing). The counts are those of the
     choice on these data; ``bayes_threshold`` is ``l_fp / (l_fp + l_fn)`` and ``bayes_cost``
     its cost per case on the same data. A gap between the two thresholds (or the costs) measures
-    miscalibration where the decision is made.
+    miscalibration where the decision is made. With sample weights the costs are per unit
+    weight, the counts stay raw and ``true_positive_weight`` ... ``false_negative_weight`` and
+    ``weight`` are the weighted ones (None when unweighted).
     """
 
     threshold: float
@@ -132,6 +63,11 @@ class BinaryThresholdChoice:
     l_false_negative: float
     bayes_threshold: float
     bayes_cost: float
+    true_positive_weight: float | None = None
+    false_positive_weight: float | None = None
+    true_negative_weight: float | None = None
+    false_negative_weight: float | None = None
+    weight: float | None = None
 
     @property
     def n_flagged(self) -> int:
@@ -147,40 +83,18 @@ class BinaryThresholdChoice:
         d["threshold"] = None if math.isinf(self.threshold) else self.threshold
         d["gap"] = None if math.isinf(self.gap) else self.gap
         d["n_flagged"] = self.n_flagged
-        return d
+        return without_weights(d, self.weight)
 
     def __str__(self) -> str:
         t = threshold_text(self.threshold, above="above every probability (flag none)")
         return (
             f"flag when P(y = 1) >= {t}: cost {self.cost:.4f} per case, {self.n_flagged} of "
-            f"{self.n} flagged ({_count(self.false_negatives, 'false negative')}, "
-            f"{_count(self.false_positives, 'false positive')}; l_false_positive = "
+            f"{self.n} flagged ({count_text(self.false_negatives, 'false negative')}, "
+            f"{count_text(self.false_positives, 'false positive')}; l_false_positive = "
             f"{self.l_false_positive:g}, l_false_negative = "
             f"{self.l_false_negative:g}); the Bayes threshold "
             f"{threshold_text(self.bayes_threshold)} costs {self.bayes_cost:.4f} per case here"
         )
-
-
-def _count(k: int, noun: str) -> str:
-    return f"{k} {noun}{'' if k == 1 else 's'}"
-
-
-def binary_inputs(
-    probs: Any, labels: Any, *, from_logits: bool, where: str, names: tuple[str, str]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Checked P(y = 1) (float64) and 0/1 labels: 1-D P(y = 1), column 1 of (N, 2), or logits."""
-    from ..forecasts import reduce_binary
-
-    if not isinstance(from_logits, bool):
-        raise v.InputError(f"{where}: from_logits must be True or False, got {from_logits!r}.")
-    if probs is None or labels is None:
-        missing = names[0] if probs is None else names[1]
-        raise v.InputError(
-            f"{where}: {missing} is required: the model's P(y = 1) (or logits with "
-            "from_logits=True) and the 0/1 labels."
-        )
-    f = reduce_binary(probs, labels, from_logits=from_logits, where=where)
-    return np.asarray(f.confidence, dtype=np.float64), f.outcome.astype(np.int8)
 
 
 def choose_binary_threshold(
@@ -190,6 +104,7 @@ def choose_binary_threshold(
     l_false_positive: float,
     l_false_negative: float,
     from_logits: bool = False,
+    sample_weight: Any = None,
 ) -> BinaryThresholdChoice:
     """The threshold on P(y = 1) minimising the empirical cost per case of a binary decision.
 
@@ -211,6 +126,10 @@ def choose_binary_threshold(
         The 0/1 labels (1 = the event the flag is for).
     l_false_positive, l_false_negative : float
         Positive costs of the two errors.
+    sample_weight : array of shape (N,), keyword only
+        Finite, non-negative weights: the cost is then per unit weight (weight of the false
+        positives x l_fp + weight of the false negatives x l_fn, over the total weight); with
+        whole weights, the choice on the data with each row repeated w times.
 
     Examples
     --------
@@ -222,6 +141,15 @@ def choose_binary_threshold(
     ...                                l_false_positive=1, l_false_negative=4)
     >>> c.threshold, round(c.cost, 4), (c.false_positives, c.false_negatives)
     (0.3, 0.1667, (1, 0))
+
+    The negative at 0.4 weighing 8: flagging it costs 8, missing the positive at 0.3 costs 4,
+    so the threshold moves up to 0.6 (cost 4 / 13 per unit weight):
+
+    >>> c = ck.choose_binary_threshold([0.9, 0.6, 0.4, 0.3, 0.1, 0.05], [1, 1, 0, 1, 0, 0],
+    ...                                l_false_positive=1, l_false_negative=4,
+    ...                                sample_weight=[1, 1, 8, 1, 1, 1])
+    >>> c.threshold, round(c.cost, 4), c.false_negatives, c.false_negative_weight
+    (0.6, 0.3077, 1, 1.0)
     """
     where = "choose_binary_threshold"
     l_fp, l_fn = binary_costs(
@@ -230,38 +158,54 @@ def choose_binary_threshold(
     p, y = binary_inputs(
         probs, labels, from_logits=from_logits, where=where, names=("probs", "labels")
     )
-    return choose_on(p, y, l_false_positive=l_fp, l_false_negative=l_fn)
+    w = v.sample_weight(sample_weight, n=p.shape[0], where=where)
+    return choose_on(p, y, l_false_positive=l_fp, l_false_negative=l_fn, weight=w)
 
 
 def choose_on(
-    p: np.ndarray, y: np.ndarray, *, l_false_positive: float, l_false_negative: float
+    p: np.ndarray,
+    y: np.ndarray,
+    *,
+    l_false_positive: float,
+    l_false_negative: float,
+    weight: np.ndarray | None = None,
 ) -> BinaryThresholdChoice:
-    """:func:`choose_binary_threshold` of checked arrays and costs."""
+    """:func:`choose_binary_threshold` of checked arrays, costs and weights."""
     l_fp, l_fn = l_false_positive, l_false_negative
     # in decreasing P: cumulative flagged and, among them, negatives (the "wrong" of the steps)
-    steps = sorted_steps(p, y)
-    n = steps.n
+    steps = sorted_steps(p, y, weight)
+    n, total = steps.n, steps.total
     positives = int(np.count_nonzero(y == 1))
-    flagged = np.concatenate(([0], steps.acted))
-    fp = np.concatenate(([0], steps.wrong))
-    fn = positives - (flagged - fp)
-    cost = (fp * l_fp + fn * l_fn) / n
+    mass_pos = positives if weight is None else float(weight[y == 1].sum())
+    flagged = np.concatenate(([0], steps.mass_acted))
+    fp = np.concatenate(([0], steps.mass_wrong))
+    fn = mass_pos - (flagged - fp)
+    cost = (fp * l_fp + fn * l_fn) / total
     best = int(np.flatnonzero(cost == cost.min())[-1])  # the cheapest; ties: flag more
     threshold = math.inf if best == 0 else float(steps.threshold[best - 1])
-    tp = int(flagged[best] - fp[best])
     bayes = l_fp / (l_fp + l_fn)
+    bayes_cost = cost_of(
+        confusion_at(p, y, bayes, weight), l_false_positive=l_fp, l_false_negative=l_fn
+    )
+    if weight is None:
+        tp = int(flagged[best] - fp[best])
+        counts = Confusion(tp, int(fp[best]), n - positives - int(fp[best]), int(fn[best]))
+    else:
+        counts = confusion_at(p, y, threshold, weight)
     return BinaryThresholdChoice(
         threshold=threshold,
         cost=float(cost[best]),
-        true_positives=tp,
-        false_positives=int(fp[best]),
-        true_negatives=n - positives - int(fp[best]),
-        false_negatives=int(fn[best]),
+        true_positives=counts.true_positives,
+        false_positives=counts.false_positives,
+        true_negatives=counts.true_negatives,
+        false_negatives=counts.false_negatives,
         n=n,
         l_false_positive=l_fp,
         l_false_negative=l_fn,
         bayes_threshold=bayes,
-        bayes_cost=cost_of(confusion_at(p, y, bayes), l_false_positive=l_fp, l_false_negative=l_fn),
+        bayes_cost=bayes_cost,
+        **counts.weighted(),
+        **({} if weight is None else {"weight": float(total)}),
     )
 
 
@@ -269,7 +213,9 @@ def choose_on(
 class BinaryPolicyRow:
     """One rule "flag when P(y = 1) >= threshold", its counts and cost per case on the held-out
     eval split (test), and ``choice_cost``, its cost per case on the split the thresholds were
-    chosen on (validation)."""
+    chosen on (validation). With sample weights the costs are per unit weight and
+    ``true_positive_weight`` ... ``false_negative_weight`` the weights of the raw counts' cells
+    on the eval split (None when unweighted)."""
 
     key: str
     policy: str
@@ -280,6 +226,10 @@ class BinaryPolicyRow:
     false_negatives: int
     cost: float
     choice_cost: float
+    true_positive_weight: float | None = None
+    false_positive_weight: float | None = None
+    true_negative_weight: float | None = None
+    false_negative_weight: float | None = None
 
     @property
     def n_flagged(self) -> int:
@@ -289,7 +239,7 @@ class BinaryPolicyRow:
         d: dict[str, Any] = asdict(self)
         d["threshold"] = None if math.isinf(self.threshold) else self.threshold
         d["n_flagged"] = self.n_flagged
-        return d
+        return without_weights(d, self.true_positive_weight)
 
 
 @dataclass(frozen=True, eq=False)
@@ -301,7 +251,8 @@ class BinaryPolicyTable:
     ``l_fp / (l_fp + l_fn)`` and the threshold chosen on validation (``choice``, with its
     counts there and the Bayes threshold's cost there). ``n`` counts the cases the threshold
     was chosen on, ``n_eval`` those it is reported on, ``eval_positives`` those of them with
-    y = 1.
+    y = 1. With sample weights, ``weight`` and ``eval_weight`` are the two splits' total
+    weights (None when unweighted) and every cost is per unit weight.
     """
 
     rows: tuple[BinaryPolicyRow, ...]
@@ -312,6 +263,8 @@ class BinaryPolicyTable:
     n: int
     n_eval: int
     eval_positives: int
+    weight: float | None = None
+    eval_weight: float | None = None
 
     def row(self, key: str) -> BinaryPolicyRow:
         """The row with this key: flag_none, flag_all, argmax, bayes or chosen."""
@@ -328,6 +281,11 @@ class BinaryPolicyTable:
             "n": self.n,
             "n_eval": self.n_eval,
             "eval_positives": self.eval_positives,
+            **(
+                {}
+                if self.weight is None and self.eval_weight is None
+                else {"weight": self.weight, "eval_weight": self.eval_weight}
+            ),
             "rows": [r.to_dict() for r in self.rows],
             "choice": self.choice.to_dict(),
         }
@@ -372,8 +330,8 @@ class BinaryPolicyTable:
         return (
             f"flag when P(y = 1) >= {threshold_text(chosen.threshold)} (chosen on "
             f"{self.n} cases): cost {chosen.cost:.4f} per case on the other "
-            f"{self.n_eval}, {_count(chosen.false_negatives, 'false negative')} and "
-            f"{_count(chosen.false_positives, 'false positive')}; the Bayes threshold "
+            f"{self.n_eval}, {count_text(chosen.false_negatives, 'false negative')} and "
+            f"{count_text(chosen.false_positives, 'false positive')}; the Bayes threshold "
             f"{threshold_text(bayes.threshold)} costs {bayes.cost:.4f}."
         )
 
@@ -407,6 +365,8 @@ def binary_policy_table(
     l_false_positive: float,
     l_false_negative: float,
     from_logits: bool = False,
+    sample_weight: Any = None,
+    eval_sample_weight: Any = None,
 ) -> BinaryPolicyTable:
     """Thresholds on P(y = 1) chosen on one split (validation), each rule's cost per case
     reported on the held-out eval split (test).
@@ -425,6 +385,9 @@ def binary_policy_table(
         The held-out split every rule is reported on.
     l_false_positive, l_false_negative : float
         Positive costs of flagging a case with y = 0 and of missing one with y = 1.
+    sample_weight, eval_sample_weight : arrays, keyword only
+        Finite, non-negative weights of the two splits (either, both or neither): costs per
+        unit weight, as :func:`choose_binary_threshold`.
 
     Examples
     --------
@@ -454,7 +417,18 @@ def binary_policy_table(
         where=f"{where} (test)",
         names=("eval_probs", "eval_labels"),
     )
-    return binary_table_of(chosen_on, held_out, l_false_positive=l_fp, l_false_negative=l_fn)
+    weights = (
+        v.sample_weight(sample_weight, n=chosen_on[0].size, where=f"{where} (validation)"),
+        v.sample_weight(
+            eval_sample_weight,
+            n=held_out[0].size,
+            where=f"{where} (test)",
+            name="eval_sample_weight",
+        ),
+    )
+    return binary_table_of(
+        chosen_on, held_out, l_false_positive=l_fp, l_false_negative=l_fn, weights=weights
+    )
 
 
 def binary_table_of(
@@ -463,11 +437,12 @@ def binary_table_of(
     *,
     l_false_positive: float,
     l_false_negative: float,
+    weights: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
 ) -> BinaryPolicyTable:
     """:func:`binary_policy_table` of checked splits (the one the threshold is chosen on, the
-    held-out one it is reported on) and costs."""
+    held-out one it is reported on), costs and weights (None: every row counts once)."""
     costs = {"l_false_positive": l_false_positive, "l_false_negative": l_false_negative}
-    choice = choose_on(chosen_on[0], chosen_on[1], **costs)
+    choice = choose_on(chosen_on[0], chosen_on[1], **costs, weight=weights[0])
     bayes = l_false_positive / (l_false_positive + l_false_negative)
     rules = (
         ("flag_none", "flag nothing", math.inf),
@@ -478,7 +453,7 @@ def binary_table_of(
     )
     rows = []
     for key, name, t in rules:
-        on_eval = confusion_at(held_out[0], held_out[1], t)
+        on_eval = confusion_at(held_out[0], held_out[1], t, weights[1])
         rows.append(
             BinaryPolicyRow(
                 key=key,
@@ -489,7 +464,10 @@ def binary_table_of(
                 true_negatives=on_eval.true_negatives,
                 false_negatives=on_eval.false_negatives,
                 cost=cost_of(on_eval, **costs),
-                choice_cost=cost_of(confusion_at(chosen_on[0], chosen_on[1], t), **costs),
+                choice_cost=cost_of(
+                    confusion_at(chosen_on[0], chosen_on[1], t, weights[0]), **costs
+                ),
+                **on_eval.weighted(),
             )
         )
     return BinaryPolicyTable(
@@ -501,4 +479,6 @@ def binary_table_of(
         n=int(chosen_on[0].size),
         n_eval=int(held_out[0].size),
         eval_positives=int(np.count_nonzero(held_out[1] == 1)),
+        weight=None if weights[0] is None else float(weights[0].sum()),
+        eval_weight=None if weights[1] is None else float(weights[1].sum()),
     )

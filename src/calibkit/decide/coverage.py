@@ -21,19 +21,46 @@ __all__ = ["RiskCoverage", "risk_coverage", "sorted_steps", "validated"]
 @dataclass(frozen=True)
 class Steps:
     """The distinct thresholds in decreasing order and, at each, how many predictions are acted
-    on and how many of those are wrong (cumulative): the whole curve in O(distinct values)."""
+    on and how many of those are wrong (cumulative): the whole curve in O(distinct values).
+
+    With sample weights, ``acted`` and ``wrong`` stay raw row counts and ``weight``,
+    ``wrong_weight`` and ``weight_sq`` hold the cumulative sums of w, of w over the wrong rows
+    and of w ** 2 (None when unweighted); :attr:`mass_acted`, :attr:`mass_wrong` and
+    :attr:`total` are what every rate divides by (the counts when unweighted).
+    """
 
     threshold: np.ndarray
     acted: np.ndarray
     wrong: np.ndarray
     n: int
+    weight: np.ndarray | None = None
+    wrong_weight: np.ndarray | None = None
+    weight_sq: np.ndarray | None = None
+
+    @property
+    def mass_acted(self) -> np.ndarray:
+        return self.acted if self.weight is None else self.weight
+
+    @property
+    def mass_wrong(self) -> np.ndarray:
+        return self.wrong if self.wrong_weight is None else self.wrong_weight
+
+    @property
+    def total(self) -> float:
+        """The total weight (the number of rows when unweighted)."""
+        return self.n if self.weight is None else float(self.weight[-1])
 
 
-def sorted_steps(confidence: np.ndarray, outcome: np.ndarray) -> Steps:
+def sorted_steps(
+    confidence: np.ndarray, outcome: np.ndarray, sample_weight: np.ndarray | None = None
+) -> Steps:
     """Equal confidences form one step (accepted or deferred together). Large inputs go to the
     numba kernel (the right and the wrong predictions' confidences put in order apart by
     counting passes over their integer keys, then merged from the top), the others to
-    :func:`sorted_steps_numpy`, the reference it agrees with exactly."""
+    :func:`sorted_steps_numpy`, the reference it agrees with exactly. Weighted inputs go to
+    :func:`weighted_steps`."""
+    if sample_weight is not None:
+        return weighted_steps(confidence, outcome, sample_weight)
     if not _kernels.use_numba(confidence.shape[0]):
         return sorted_steps_numpy(confidence, outcome)
     threshold, acted, wrong = _kernels.numba_ranking().steps(confidence, outcome != 0)
@@ -49,6 +76,39 @@ def sorted_steps_numpy(confidence: np.ndarray, outcome: np.ndarray) -> Steps:
     return Steps(conf[last].astype(np.float64), last + 1, wrong[last], conf.size)
 
 
+def weighted_steps(confidence: np.ndarray, outcome: np.ndarray, weight: np.ndarray) -> Steps:
+    """:func:`sorted_steps` with sample weights (one argsort): the steps are the distinct
+    confidences of the rows of positive weight, so that a row of weight 0 is left out as if it
+    were not there (with whole weights, the steps of the data with each row repeated w times).
+    The raw counts at a step count every row the threshold acts on, those of weight 0 too.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibkit.decide.coverage import weighted_steps
+    >>> s = weighted_steps(np.array([0.9, 0.8, 0.7, 0.6]), np.array([1, 0, 1, 0]),
+    ...                    np.array([2.0, 0.0, 1.0, 1.0]))
+    >>> s.threshold.tolist(), s.acted.tolist(), s.weight.tolist(), s.wrong_weight.tolist()
+    ([0.9, 0.7, 0.6], [1, 3, 4], [2.0, 3.0, 4.0], [0.0, 0.0, 1.0])
+    """
+    order = np.argsort(confidence, kind="stable")[::-1]
+    conf, w = confidence[order], weight[order]
+    wrong_row = outcome[order] == 0
+    last = np.flatnonzero(np.append(conf[1:] != conf[:-1], True))  # end of each tie group
+    cum_w = np.cumsum(w)[last]
+    keep = np.diff(cum_w, prepend=0.0) > 0  # groups of positive weight
+    last = last[keep]
+    return Steps(
+        threshold=conf[last].astype(np.float64),
+        acted=last + 1,
+        wrong=np.cumsum(wrong_row)[last],
+        n=conf.size,
+        weight=cum_w[keep],
+        wrong_weight=np.cumsum(np.where(wrong_row, w, 0.0))[last],
+        weight_sq=np.cumsum(w * w)[last],
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class RiskCoverage:
     """The risk-coverage curve of a confidence, from "act on nothing" to "act on everything".
@@ -59,6 +119,12 @@ class RiskCoverage:
     (the selective risk). ``aurc`` is the area under the curve, ``oracle_aurc`` that of a
     confidence that ranks every error last, ``random_aurc`` that of random abstention (the error
     rate at every coverage), and ``e_aurc = aurc - oracle_aurc``.
+
+    With sample weights, ``coverage`` is the weighted share acted on and ``risk`` the weighted
+    error rate among them; ``n`` and ``errors`` stay raw row counts, ``weight`` and
+    ``error_weight`` are their weighted counterparts and ``steps`` keeps the cumulative sums
+    (all three None when unweighted). :attr:`mass` and :attr:`error_mass` are what the rates
+    divide by either way.
     """
 
     threshold: np.ndarray
@@ -68,9 +134,28 @@ class RiskCoverage:
     errors: int
     aurc: float
     oracle_aurc: float
+    weight: float | None = None
+    error_weight: float | None = None
+    steps: Steps | None = None
+
+    @property
+    def weighted(self) -> bool:
+        return self.weight is not None
+
+    @property
+    def mass(self) -> float:
+        """The total weight (the number of predictions when unweighted)."""
+        return self.n if self.weight is None else self.weight
+
+    @property
+    def error_mass(self) -> float:
+        """The weight of the wrong predictions (their number when unweighted)."""
+        return self.errors if self.error_weight is None else self.error_weight
 
     @property
     def error_rate(self) -> float:
+        if self.weight is not None:
+            return self.error_mass / self.weight
         return self.errors / self.n
 
     @property
@@ -95,16 +180,22 @@ class RiskCoverage:
 
     def oracle_risk(self) -> np.ndarray:
         """Selective risk of the oracle (errors deferred first) at this curve's coverages."""
-        acted = self.coverage * self.n
+        acted = self.coverage * self.mass
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(
-                acted > 0, np.maximum(acted - (self.n - self.errors), 0) / acted, np.nan
+                acted > 0, np.maximum(acted - (self.mass - self.error_mass), 0) / acted, np.nan
             )
 
     def to_dict(self) -> dict[str, Any]:
+        weights = (
+            {}
+            if self.weight is None
+            else {"weight": self.weight, "error_weight": self.error_weight}
+        )
         return {
             "n": self.n,
             "errors": self.errors,
+            **weights,
             "aurc": self.aurc,
             "oracle_aurc": self.oracle_aurc,
             "random_aurc": self.random_aurc,
@@ -116,7 +207,13 @@ class RiskCoverage:
 
     def __str__(self) -> str:
         head = f"{'threshold':>10}  {'coverage':>8}  {'risk':>6}"
-        lines = [f"risk-coverage curve of {self.n} predictions ({self.errors} wrong)", head]
+        counted = f"{self.n} predictions ({self.errors} wrong)"
+        if self.weight is not None:
+            counted = (
+                f"{self.n} predictions of weight {self.weight:.6g} ({self.errors} wrong, weight "
+                f"{self.error_mass:.6g})"
+            )
+        lines = [f"risk-coverage curve of {counted}", head]
         rows: list[tuple[Any, Any, Any] | None] = list(
             zip(self.threshold, self.coverage, self.risk, strict=True)
         )
@@ -153,6 +250,25 @@ def oracle_aurc(n: int, errors: int) -> float:
     return float(np.sum((k - (n - errors)) / k) / n)
 
 
+def harmonic_gap(before: Any, size: Any) -> Any:
+    """sum over t = 1..size of 1 / (before + t), as digamma(before + size + 1) -
+    digamma(before + 1): the same sum for whole numbers, and its extension to weights that are
+    not (the rank convention of a weighted curve)."""
+    from scipy.special import digamma
+
+    b = np.asarray(before, dtype=np.float64)
+    return digamma(b + np.asarray(size, dtype=np.float64) + 1.0) - digamma(b + 1.0)
+
+
+def oracle_aurc_weighted(total: float, errors: float) -> float:
+    """:func:`oracle_aurc` of a total weight and an error weight: the rank mean
+    sum over k = R + 1..W of (k - R) / k, over W (R = W - errors, the right weight), summed
+    in closed form, errors - R * (H(W) - H(R)), so that it extends to weights that are not
+    whole numbers (with whole weights it is the oracle AURC of the repeated rows)."""
+    right = total - errors
+    return float((errors - right * harmonic_gap(right, errors)) / total)
+
+
 def risk_coverage(
     confidence: Any = None,
     outcome: Any = None,
@@ -160,6 +276,7 @@ def risk_coverage(
     probs: Any = None,
     labels: Any = None,
     from_logits: bool = False,
+    sample_weight: Any = None,
 ) -> RiskCoverage:
     """Coverage and selective risk at every distinct threshold (Geifman and El-Yaniv 2017).
 
@@ -179,6 +296,12 @@ def risk_coverage(
         predicted class: confidence max(p, 1 - p), right when (p >= 0.5) == y; top-label for
         (N, C). A 1-D P(y = 1) passed as ``confidence`` is wrong and warns when at least 10% of
         it lies below 0.05.
+    sample_weight : array of shape (N,), keyword only
+        Finite, non-negative weights (how many cases each row stands for). The coverage is then
+        the weighted share acted on and the risk the weighted error rate among them; with whole
+        weights the curve is that of the data with each row repeated w times (a row of weight 0
+        left out: its confidence is no threshold). ``n`` and ``errors`` stay raw row counts,
+        ``weight`` and ``error_weight`` are the weighted ones.
 
     Examples
     --------
@@ -190,6 +313,12 @@ def risk_coverage(
     [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
     >>> rc.risk[1:].round(2).tolist()
     [0.0, 0.0, 0.33, 0.25, 0.4]
+
+    Weighted: four predictions of weights 1, 2, 1, 4 (the second and fourth wrong), total 8:
+
+    >>> rc = ck.risk_coverage([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0], sample_weight=[1, 2, 1, 4])
+    >>> rc.coverage.tolist(), rc.risk[1:].tolist(), rc.n, rc.weight
+    ([0.0, 0.125, 0.375, 0.5, 1.0], [0.0, 0.6666666666666666, 0.5, 0.75], 4, 8.0)
     """
     conf, out = decision_inputs(
         confidence,
@@ -199,11 +328,15 @@ def risk_coverage(
         from_logits=from_logits,
         where="risk_coverage",
     )
-    return curve(conf, out)
+    w = v.sample_weight(sample_weight, n=conf.shape[0], where="risk_coverage")
+    return curve(conf, out, w)
 
 
-def curve(conf: np.ndarray, out: np.ndarray) -> RiskCoverage:
-    """:func:`risk_coverage` of checked arrays."""
+def curve(conf: np.ndarray, out: np.ndarray, weight: np.ndarray | None = None) -> RiskCoverage:
+    """:func:`risk_coverage` of checked arrays (and checked weights)."""
+    if weight is not None:
+        errors = int(np.count_nonzero(out == 0))
+        return weighted_curve(sorted_steps(conf, out, weight), errors)
     steps = sorted_steps(conf, out)
     n, m = steps.n, steps.threshold.size
     # each array written once in place (no concatenated copies: 1e7 forecasts make every
@@ -227,4 +360,30 @@ def curve(conf: np.ndarray, out: np.ndarray) -> RiskCoverage:
         errors=errors,
         aurc=float(np.sum(weighted)),
         oracle_aurc=oracle_aurc(n, errors),
+    )
+
+
+def weighted_curve(steps: Steps, errors: int) -> RiskCoverage:
+    """The curve of weighted steps: coverage the weight acted on over the total weight, risk
+    the wrong weight over the weight acted on; ``errors`` the raw count of wrong rows."""
+    assert steps.weight is not None and steps.wrong_weight is not None  # weighted steps
+    total, m = steps.total, steps.threshold.size
+    threshold = np.empty(m + 1)
+    threshold[0], threshold[1:] = np.inf, steps.threshold
+    coverage = np.zeros(m + 1)
+    coverage[1:] = steps.weight / total
+    risk = np.full(m + 1, np.nan)
+    risk[1:] = steps.wrong_weight / steps.weight
+    error_weight = float(steps.wrong_weight[-1])
+    return RiskCoverage(
+        threshold=threshold,
+        coverage=coverage,
+        risk=risk,
+        n=steps.n,
+        errors=errors,
+        aurc=float(np.sum(np.diff(coverage) * risk[1:])),
+        oracle_aurc=oracle_aurc_weighted(total, error_weight),
+        weight=total,
+        error_weight=error_weight,
+        steps=steps,
     )

@@ -16,6 +16,7 @@ from ..measure.intervals import INTERVALS, binomial_interval
 from ._format import threshold_text
 from ._inputs import decision_inputs
 from .coverage import RiskCoverage, _fraction, curve
+from .weighted import effective_count, effective_interval, weighted_bootstrap_coverages
 
 __all__ = [
     "BOOTSTRAP_METHOD",
@@ -30,6 +31,11 @@ __all__ = [
 
 #: How :func:`coverage_at_risk` resamples, as its results state it.
 BOOTSTRAP_METHOD = "percentile bootstrap, the N rows resampled with replacement"
+#: The same with sample weights.
+WEIGHTED_BOOTSTRAP_METHOD = (
+    "percentile bootstrap, the rows of positive weight resampled with replacement, each "
+    "carrying its weight"
+)
 
 _INTERVAL_NAMES = {"wilson": "Wilson", "clopper-pearson": "Clopper-Pearson", "jeffreys": "Jeffreys"}
 
@@ -45,9 +51,37 @@ def checked_curve(
     labels: Any,
     from_logits: bool,
     where: str,
+    sample_weight: Any = None,
 ) -> RiskCoverage:
     """The risk-coverage curve of either input form, with ``where`` in the messages. Called
     directly by a public function, so that a P(y = 1) warning points at its caller."""
+    conf, out, w = checked_rows(
+        confidence,
+        outcome,
+        probs=probs,
+        labels=labels,
+        from_logits=from_logits,
+        where=where,
+        sample_weight=sample_weight,
+        stacklevel=4,
+    )
+    return curve(conf, out, w)
+
+
+def checked_rows(
+    confidence: Any,
+    outcome: Any,
+    *,
+    probs: Any,
+    labels: Any,
+    from_logits: bool,
+    where: str,
+    sample_weight: Any,
+    stacklevel: int = 3,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The checked (confidence, outcome) of either form and the checked weights (None when
+    unweighted). ``stacklevel`` is passed on to :func:`decision_inputs` (3: a P(y = 1) warning
+    points at the caller of the public function that called this one)."""
     conf, out = decision_inputs(
         confidence,
         outcome,
@@ -55,14 +89,16 @@ def checked_curve(
         labels=labels,
         from_logits=from_logits,
         where=where,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
-    return curve(conf, out)
+    return conf, out, v.sample_weight(sample_weight, n=conf.shape[0], where=where)
 
 
 def curve_counts(rc: RiskCoverage) -> tuple[np.ndarray, np.ndarray]:
     """How many predictions are acted on and how many of them are wrong at each point of the
-    curve (index 0: act on nothing), as exact integers recovered from its coverage and risk.
+    curve (index 0: act on nothing), as exact integers recovered from its coverage and risk;
+    for a weighted curve, the weight acted on and the wrong weight (its raw counts:
+    :func:`row_counts`).
 
     Examples
     --------
@@ -72,10 +108,21 @@ def curve_counts(rc: RiskCoverage) -> tuple[np.ndarray, np.ndarray]:
     >>> acted.tolist(), wrong.tolist()
     ([0, 1, 3, 4], [0, 0, 1, 2])
     """
+    if rc.steps is not None and rc.steps.weight is not None and rc.steps.wrong_weight is not None:
+        return np.r_[0.0, rc.steps.weight], np.r_[0.0, rc.steps.wrong_weight]
     acted = np.rint(rc.coverage * rc.n).astype(np.int64)
     wrong = np.zeros_like(acted)
     wrong[1:] = np.rint(rc.risk[1:] * acted[1:]).astype(np.int64)
     return acted, wrong
+
+
+def row_counts(rc: RiskCoverage) -> tuple[np.ndarray, np.ndarray]:
+    """The raw numbers of rows acted on and wrong at each point of the curve (index 0: act on
+    nothing): :func:`curve_counts` when unweighted, else the raw counts of the weighted steps
+    (:func:`curve_counts` then gives the weights)."""
+    if rc.steps is None:
+        return curve_counts(rc)
+    return np.r_[0, rc.steps.acted], np.r_[0, rc.steps.wrong]
 
 
 def target(x: Any, *, name: str, where: str, zero: bool = False) -> float:
@@ -108,7 +155,12 @@ class RiskAtCoverage:
     ``target_coverage``: act when confidence >= ``threshold``, ``n_acted`` of ``n`` acted on
     (``coverage``; more than the target asks when a tie straddles it), ``errors`` of them
     wrong. ``low`` and ``high`` bound the risk at ``level`` by the ``interval`` method
-    (a binomial interval given ``n_acted``)."""
+    (a binomial interval given ``n_acted``).
+
+    With sample weights the coverage and risk are weighted, ``n_acted``, ``errors`` and ``n``
+    stay raw row counts, ``weight_acted``, ``error_weight`` and ``weight`` are the weighted
+    ones and ``effective_n`` is Kish's effective size of the acted-on rows, at which the
+    interval is computed (all four None when unweighted)."""
 
     target_coverage: float
     threshold: float
@@ -121,17 +173,32 @@ class RiskAtCoverage:
     high: float
     level: float
     interval: str
+    weight_acted: float | None = None
+    error_weight: float | None = None
+    weight: float | None = None
+    effective_n: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _none_if_not_finite(asdict(self), "threshold")
+        d = _none_if_not_finite(asdict(self), "threshold")
+        if self.weight is None:
+            for key in ("weight_acted", "error_weight", "weight", "effective_n"):
+                del d[key]
+        return d
 
     def __str__(self) -> str:
+        counted = f"{self.n_acted:,} of {self.n:,} acted on"
+        wrong = f"{self.errors:,} wrong"
+        if self.weight is not None and self.effective_n is not None:
+            counted += f" (weight {self.weight_acted:.6g} of {self.weight:.6g})"
+            wrong += (
+                f" (weight {self.error_weight:.6g}; interval at Kish's effective size "
+                f"{self.effective_n:.1f})"
+            )
         return (
             f"risk at coverage {self.target_coverage:g}: {self.risk:.4f} "
             f"({self.level:.0%} {_INTERVAL_NAMES[self.interval]} interval {self.low:.4f} to "
-            f"{self.high:.4f}); {self.n_acted:,} of {self.n:,} acted on (coverage "
-            f"{self.coverage:.4f}, threshold {threshold_text(self.threshold)}), "
-            f"{self.errors:,} wrong"
+            f"{self.high:.4f}); {counted} (coverage "
+            f"{self.coverage:.4f}, threshold {threshold_text(self.threshold)}), {wrong}"
         )
 
 
@@ -141,7 +208,9 @@ class CoverageAtRisk:
     act when confidence >= ``threshold`` (``inf``: act on nothing), ``n_acted`` of ``n``,
     ``errors`` of them wrong, selective ``risk`` (NaN when nothing is acted on). ``low`` and
     ``high`` bound the coverage at ``level`` by a percentile bootstrap of ``n_boot``
-    resamples drawn from ``seed`` (``method``)."""
+    resamples drawn from ``seed`` (``method``). With sample weights the coverage and risk
+    are weighted, the counts raw, and ``weight_acted``, ``error_weight`` and ``weight`` the
+    weighted counts (None when unweighted)."""
 
     target_risk: float
     coverage: float
@@ -156,9 +225,16 @@ class CoverageAtRisk:
     n_boot: int
     seed: int
     method: str = BOOTSTRAP_METHOD
+    weight_acted: float | None = None
+    error_weight: float | None = None
+    weight: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _none_if_not_finite(asdict(self), "threshold", "risk")
+        d = _none_if_not_finite(asdict(self), "threshold", "risk")
+        if self.weight is None:
+            for key in ("weight_acted", "error_weight", "weight"):
+                del d[key]
+        return d
 
     def __str__(self) -> str:
         interval = (
@@ -169,10 +245,16 @@ class CoverageAtRisk:
             return (
                 f"coverage at risk <= {self.target_risk:g}: 0, no threshold reaches it ({interval})"
             )
+        weighted = (
+            ""
+            if self.weight is None
+            else f" (weight {self.weight_acted:.6g} of {self.weight:.6g}, "
+            f"{self.error_weight:.6g} wrong)"
+        )
         return (
             f"coverage at risk <= {self.target_risk:g}: {self.coverage:.4f} ({interval}); "
             f"threshold {threshold_text(self.threshold)}, {self.n_acted:,} of {self.n:,} acted "
-            f"on, risk {self.risk:.4f} ({self.errors:,} wrong)"
+            f"on, risk {self.risk:.4f} ({self.errors:,} wrong){weighted}"
         )
 
 
@@ -182,6 +264,8 @@ def risk_at_coverage_of(
     """:func:`risk_at_coverage` of a curve and checked settings."""
     j = int(np.searchsorted(rc.coverage, target_coverage - 1e-12, side="left"))
     j = min(max(j, 1), rc.coverage.size - 1)  # the point RiskCoverage.risk_at reads
+    if rc.steps is not None and rc.steps.weight is not None and rc.steps.weight_sq is not None:
+        return _weighted_risk_at(rc, j, target_coverage, interval=interval, level=level)
     acted, wrong = curve_counts(rc)
     low, high = binomial_interval(int(wrong[j]), int(acted[j]), method=interval, level=level)
     return RiskAtCoverage(
@@ -199,6 +283,38 @@ def risk_at_coverage_of(
     )
 
 
+def _weighted_risk_at(
+    rc: RiskCoverage, j: int, target_coverage: float, *, interval: str, level: float
+) -> RiskAtCoverage:
+    """:func:`risk_at_coverage_of` of a weighted curve at its point ``j``: the interval of the
+    weighted risk at Kish's effective size of the acted-on rows."""
+    steps = rc.steps
+    assert steps is not None and steps.weight is not None and steps.weight_sq is not None
+    assert steps.wrong_weight is not None
+    i = j - 1  # the steps have no "act on nothing" point
+    mass, mass_sq = float(steps.weight[i]), float(steps.weight_sq[i])
+    n_eff = effective_count(mass, mass_sq)
+    risk = float(rc.risk[j])
+    low, high = effective_interval(risk, n_eff, method=interval, level=level)
+    return RiskAtCoverage(
+        target_coverage=target_coverage,
+        threshold=float(rc.threshold[j]),
+        coverage=float(rc.coverage[j]),
+        n_acted=int(steps.acted[i]),
+        errors=int(steps.wrong[i]),
+        n=rc.n,
+        risk=risk,
+        low=float(low),
+        high=float(high),
+        level=level,
+        interval=interval,
+        weight_acted=mass,
+        error_weight=float(steps.wrong_weight[i]),
+        weight=rc.mass,
+        effective_n=n_eff,
+    )
+
+
 def risk_at_coverage(
     confidence: Any = None,
     outcome: Any = None,
@@ -209,6 +325,7 @@ def risk_at_coverage(
     probs: Any = None,
     labels: Any = None,
     from_logits: bool = False,
+    sample_weight: Any = None,
 ) -> RiskAtCoverage:
     """The selective risk at a target coverage, with a binomial interval.
 
@@ -223,6 +340,15 @@ def risk_at_coverage(
     200 to 8,000 acted on; with 20 acted on and one error expected, Wilson covered in 92% and
     Clopper-Pearson in 98% (prefer it for small counts).
 
+    With ``sample_weight``, the coverage is the weighted share acted on and the risk the
+    weighted error rate among them (with whole weights, those of the data with each row
+    repeated w times); the interval is the same method's for that rate with Kish's effective
+    size of the acted-on rows, (sum w) ** 2 / sum w ** 2, as the number of trials (Kish 1965):
+    an approximation, exact in the method's own sense only for equal weights. In seeded
+    simulations (2,000 draws of 150 rows, weights uniform on [1, 4] independent of the
+    outcome; tests/decide/test_weighted_decisions.py runs 600) the 95% Wilson interval at the
+    effective size covered the population risk in 95.4% of draws.
+
     Parameters
     ----------
     confidence, outcome : arrays of shape (N,)
@@ -233,6 +359,8 @@ def risk_at_coverage(
     probs, labels, from_logits : keyword only
         Instead of ``confidence, outcome``, a model's class probabilities (or logits) and
         labels, as in :func:`~calibkit.decide.risk_coverage`.
+    sample_weight : array of shape (N,), keyword only
+        Finite, non-negative weights (see above).
 
     Examples
     --------
@@ -250,7 +378,13 @@ def risk_at_coverage(
     interval = v.choice(interval, name="interval", allowed=INTERVALS, where=where)
     level = v.level(level, where=where)
     rc = checked_curve(
-        confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
+        confidence,
+        outcome,
+        probs=probs,
+        labels=labels,
+        from_logits=from_logits,
+        where=where,
+        sample_weight=sample_weight,
     )
     return risk_at_coverage_of(rc, c, interval=interval, level=level)
 
@@ -290,13 +424,31 @@ def bootstrap_coverages(
 
 
 def coverage_at_risk_of(
-    rc: RiskCoverage, target_risk: float, *, level: float, n_boot: int, seed: int
+    rc: RiskCoverage,
+    target_risk: float,
+    *,
+    level: float,
+    n_boot: int,
+    seed: int,
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> CoverageAtRisk:
-    """:func:`coverage_at_risk` of a curve and checked settings."""
+    """:func:`coverage_at_risk` of a curve and checked settings; a weighted curve needs the
+    ``rows`` it was computed from, (confidence, outcome, weight), for its bootstrap."""
     acted, wrong = curve_counts(rc)
     ok = np.flatnonzero(rc.risk[1:] <= target_risk)
     j = int(ok[-1]) + 1 if ok.size else 0  # coverage grows along the curve: the last one
-    boot = bootstrap_coverages(acted, wrong, target_risk, n_boot, seed)
+    weighted: dict[str, Any] = {}
+    if rows is None:
+        boot = bootstrap_coverages(acted, wrong, target_risk, n_boot, seed)
+    else:
+        boot = weighted_bootstrap_coverages(*rows, target_risk, n_boot, seed)
+        weighted = {
+            "method": WEIGHTED_BOOTSTRAP_METHOD,
+            "weight_acted": float(acted[j]),
+            "error_weight": float(wrong[j]),
+            "weight": float(rc.mass),
+        }
+        acted, wrong = row_counts(rc)
     alpha = 1.0 - level
     low, high = np.quantile(boot, [alpha / 2.0, 1.0 - alpha / 2.0])
     return CoverageAtRisk(
@@ -312,6 +464,7 @@ def coverage_at_risk_of(
         level=level,
         n_boot=n_boot,
         seed=seed,
+        **weighted,
     )
 
 
@@ -326,6 +479,7 @@ def coverage_at_risk(
     probs: Any = None,
     labels: Any = None,
     from_logits: bool = False,
+    sample_weight: Any = None,
 ) -> CoverageAtRisk:
     """The largest coverage whose selective risk is at most ``target_risk``, with a percentile
     bootstrap interval.
@@ -340,6 +494,12 @@ def coverage_at_risk(
     interval covered the population coverage at the target risk in 94% to 95% of draws with
     300 to 1,200 acted on, and in 90% with 100.
 
+    With ``sample_weight``, the coverage and risk are weighted (with whole weights, those of
+    the data with each row repeated w times) and the bootstrap draws the rows of positive
+    weight with replacement, each drawn row carrying its weight, each resample's coverage its
+    weight acted on over its own total weight; O(n_boot x N) instead of the unweighted
+    O(n_boot x distinct confidences).
+
     Parameters
     ----------
     confidence, outcome : arrays of shape (N,)
@@ -352,6 +512,8 @@ def coverage_at_risk(
     probs, labels, from_logits : keyword only
         Instead of ``confidence, outcome``, a model's class probabilities (or logits) and
         labels, as in :func:`~calibkit.decide.risk_coverage`.
+    sample_weight : array of shape (N,), keyword only
+        Finite, non-negative weights (see above).
 
     Examples
     --------
@@ -369,7 +531,16 @@ def coverage_at_risk(
     _, level, n_boot, seed = bootstrap_settings(
         interval="wilson", level=level, n_boot=n_boot, seed=seed, where=where
     )
-    rc = checked_curve(
-        confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
+    conf, out, w = checked_rows(
+        confidence,
+        outcome,
+        probs=probs,
+        labels=labels,
+        from_logits=from_logits,
+        where=where,
+        sample_weight=sample_weight,
     )
-    return coverage_at_risk_of(rc, r, level=level, n_boot=n_boot, seed=seed)
+    rows = None if w is None else (conf, out, w)
+    return coverage_at_risk_of(
+        curve(conf, out, w), r, level=level, n_boot=n_boot, seed=seed, rows=rows
+    )

@@ -21,6 +21,7 @@ from ._format import threshold_text
 from ._inputs import act_forecast, decision_inputs
 from .coverage import RiskCoverage, curve
 from .thresholds import ThresholdChoice, choose, cost_at, costs
+from .weighted import acted_at
 
 __all__ = ["PolicyRow", "PolicyTable", "act_forecast", "decision_report", "policy_table"]
 
@@ -31,7 +32,9 @@ class PolicyRow:
 
     ``coverage``, ``risk`` (NaN when nothing is acted on), ``cost`` (per case) and ``n_acted``
     are measured on the held-out (eval) split; ``choice_cost`` is the same policy's cost per
-    case on the split the thresholds were chosen on.
+    case on the split the thresholds were chosen on. With sample weights the coverage, risk
+    and costs are weighted (per unit weight), ``n_acted`` stays the raw count and
+    ``weight_acted`` is the weight acted on (None when unweighted).
     """
 
     key: str
@@ -43,6 +46,7 @@ class PolicyRow:
     n_acted: int
     choice_cost: float
     calibrated: bool = False
+    weight_acted: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +59,7 @@ class PolicyRow:
             "n_acted": self.n_acted,
             "choice_cost": self.choice_cost,
             "calibrated": self.calibrated,
+            **({} if self.weight_acted is None else {"weight_acted": self.weight_acted}),
         }
 
 
@@ -70,7 +75,9 @@ class PolicyTable:
     thresholds were chosen on, ``n_eval`` those they are reported on, and ``eval_error_rate``
     is the share of those that are wrong. ``curve`` is the eval split's risk-coverage curve of
     the model's confidence, ``calibrated_curve`` that of the recalibrated confidence (the same
-    curve whenever recalibration preserves the order of the confidences).
+    curve whenever recalibration preserves the order of the confidences). With sample
+    weights, ``weight`` and ``eval_weight`` are the two splits' total weights (None when
+    unweighted) and every rate and cost is weighted.
     """
 
     rows: tuple[PolicyRow, ...]
@@ -85,6 +92,8 @@ class PolicyTable:
     calibrated_by: str | None = None
     calibrated_curve: RiskCoverage | None = None
     temperature: float | None = None
+    weight: float | None = None
+    eval_weight: float | None = None
 
     def row(self, key: str) -> PolicyRow:
         """The row with this key: act_all, defer_all, chow, chosen or chow_calibrated."""
@@ -115,6 +124,11 @@ class PolicyTable:
             "eval_error_rate": self.eval_error_rate,
             "calibrated_by": self.calibrated_by,
             "temperature": self.temperature,
+            **(
+                {}
+                if self.weight is None and self.eval_weight is None
+                else {"weight": self.weight, "eval_weight": self.eval_weight}
+            ),
             "rows": [r.to_dict() for r in self.rows],
             "choice": self.choice.to_dict(),
             "risk_coverage": summary(self.curve),
@@ -139,9 +153,13 @@ class PolicyTable:
         return out
 
     def header(self) -> str:
+        def weighted(w: float | None) -> str:
+            return "" if w is None else f" (weight {w:.6g})"
+
         return (
-            f"policy table: thresholds chosen on {self.n} validation cases, reported "
-            f"on {self.n_eval} test cases (l_wrong = {self.l_wrong:g}, l_defer = "
+            f"policy table: thresholds chosen on {self.n} validation cases"
+            f"{weighted(self.weight)}, reported on {self.n_eval} test cases"
+            f"{weighted(self.eval_weight)} (l_wrong = {self.l_wrong:g}, l_defer = "
             f"{self.l_defer:g}, Chow's threshold {threshold_text(self.chow_threshold)})"
         )
 
@@ -197,21 +215,23 @@ def _row(
     l_wrong: float,
     l_defer: float,
     calibrated: bool = False,
+    weights: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
 ) -> PolicyRow:
-    n = held_out[0].size
     on = {"l_wrong": l_wrong, "l_defer": l_defer}
-    cost, n_acted, wrong = cost_at(held_out[0], held_out[1], threshold, **on)
-    choice_cost, _, _ = cost_at(chosen_on[0], chosen_on[1], threshold, **on)
+    cost, _, _ = cost_at(held_out[0], held_out[1], threshold, **on, weight=weights[1])
+    a = acted_at(held_out[0], held_out[1], threshold, weights[1])
+    choice_cost, _, _ = cost_at(chosen_on[0], chosen_on[1], threshold, **on, weight=weights[0])
     return PolicyRow(
         key=key,
         policy=policy,
         threshold=threshold,
-        coverage=n_acted / n,
-        risk=wrong / n_acted if n_acted else math.nan,
+        coverage=a.mass / a.total,
+        risk=a.wrong_mass / a.mass if a.mass else math.nan,
         cost=cost,
-        n_acted=n_acted,
+        n_acted=a.n_acted,
         choice_cost=choice_cost,
         calibrated=calibrated,
+        weight_acted=None if weights[1] is None else a.mass,
     )
 
 
@@ -232,6 +252,8 @@ def policy_table(
     eval_labels: Any = None,
     from_logits: bool = False,
     check_logits: bool = True,
+    sample_weight: Any = None,
+    eval_sample_weight: Any = None,
 ) -> PolicyTable:
     """Choose thresholds on one split (validation), report each policy's cost, coverage and
     risk on the held-out eval split (test).
@@ -266,6 +288,11 @@ def policy_table(
         With ``from_logits=True``, ``probs`` and ``eval_probs`` that look like probabilities
         ((N, C) rows in [0, 1] summing to 1, or 1-D values all in [0, 1]) are refused: read as
         logits they give a table of nonsense. ``False`` insists that they are logits.
+    sample_weight, eval_sample_weight : arrays of shape (N,) and (N_eval,), keyword only
+        Finite, non-negative weights of the two splits (either, both or neither): the
+        threshold is chosen by the expected cost per unit weight
+        (:func:`~calibkit.decide.choose_threshold`) and every coverage, risk and cost is
+        weighted; with whole weights, the table of the data with each row repeated w times.
 
     Examples
     --------
@@ -313,6 +340,15 @@ def policy_table(
         calibrated_confidence=calibrated_confidence,
         calibrated_eval_confidence=calibrated_eval_confidence,
         calibrated_by=calibrated_by,
+        weights=(
+            v.sample_weight(sample_weight, n=chosen_on[0].size, where=f"{where} (validation)"),
+            v.sample_weight(
+                eval_sample_weight,
+                n=held_out[0].size,
+                where=f"{where} (test)",
+                name="eval_sample_weight",
+            ),
+        ),
     )
 
 
@@ -325,9 +361,11 @@ def table_of(
     calibrated_confidence: Any = None,
     calibrated_eval_confidence: Any = None,
     calibrated_by: str = "recalibration",
+    weights: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
 ) -> PolicyTable:
     """:func:`policy_table` of checked (confidence, outcome) splits and costs: the split the
-    thresholds are chosen on, and the held-out one they are reported on."""
+    thresholds are chosen on, and the held-out one they are reported on, with their checked
+    ``weights`` (None: every row counts once)."""
     where = "policy_table"
     if (calibrated_confidence is None) != (calibrated_eval_confidence is None):
         raise v.InputError(
@@ -335,7 +373,7 @@ def table_of(
             "same recalibration applied to both splits), or neither."
         )
     chow = 1.0 - l_defer / l_wrong
-    choice = choose(chosen_on[0], chosen_on[1], l_wrong=l_wrong, l_defer=l_defer)
+    choice = choose(chosen_on[0], chosen_on[1], l_wrong=l_wrong, l_defer=l_defer, weight=weights[0])
     policies = [
         ("act_all", "act on everything", 0.0),
         ("defer_all", "defer everything", math.inf),
@@ -343,7 +381,16 @@ def table_of(
         ("chosen", "chosen on validation", choice.threshold),
     ]
     rows = [
-        _row(key, name, threshold, chosen_on, held_out, l_wrong=l_wrong, l_defer=l_defer)
+        _row(
+            key,
+            name,
+            threshold,
+            chosen_on,
+            held_out,
+            l_wrong=l_wrong,
+            l_defer=l_defer,
+            weights=weights,
+        )
         for key, name, threshold in policies
     ]
     calibrated_curve = None
@@ -362,10 +409,11 @@ def table_of(
                 l_wrong=l_wrong,
                 l_defer=l_defer,
                 calibrated=True,
+                weights=weights,
             )
         )
-        calibrated_curve = curve(cal_eval, held_out[1])
-    eval_curve = curve(held_out[0], held_out[1])
+        calibrated_curve = curve(cal_eval, held_out[1], weights[1])
+    eval_curve = curve(held_out[0], held_out[1], weights[1])
     return PolicyTable(
         rows=tuple(rows),
         l_wrong=l_wrong,
@@ -378,6 +426,8 @@ def table_of(
         curve=eval_curve,
         calibrated_by=calibrated_by if calibrated_confidence is not None else None,
         calibrated_curve=calibrated_curve,
+        weight=None if weights[0] is None else float(weights[0].sum()),
+        eval_weight=None if weights[1] is None else float(weights[1].sum()),
     )
 
 

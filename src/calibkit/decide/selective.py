@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 
 from .. import _validate as v
-from .coverage import RiskCoverage
+from .coverage import RiskCoverage, curve, harmonic_gap
 from .operating import (
     CoverageAtRisk,
     RiskAtCoverage,
     bootstrap_settings,
     checked_curve,
+    checked_rows,
     coverage_at_risk_of,
     curve_counts,
     risk_at_coverage_of,
@@ -57,11 +58,11 @@ _RANK_CHUNK = 1 << 20
 
 def augrc_of(rc: RiskCoverage) -> float:
     """AUGRC of a curve: the trapezoid rule over its points (coverage, wrong / N), from
-    (0, 0) to (1, error rate). Sums of integers, divided once."""
+    (0, 0) to (1, error rate). Sums of integers (of weights when weighted), divided once."""
     acted, wrong = curve_counts(rc)
     added = np.diff(acted).astype(np.float64)
     heights = (wrong[1:] + wrong[:-1]).astype(np.float64)
-    return float(np.dot(added, heights) / (2.0 * rc.n * rc.n))
+    return float(np.dot(added, heights) / (2.0 * rc.mass * rc.mass))
 
 
 def aurc_of(rc: RiskCoverage, convention: str) -> float:
@@ -79,6 +80,8 @@ def _aurc_rank(rc: RiskCoverage) -> float:
     """Mean over k = 1..N of the selective risk of the k most confident predictions, each
     rank inside a tie taking its expected number of errors under a random order of the tie:
     the mean of this number over every way of breaking the ties."""
+    if rc.weighted:
+        return _aurc_rank_weighted(rc)
     acted, wrong = curve_counts(rc)
     size = np.diff(acted)  # predictions in each tie group
     before, gained = acted[:-1], np.diff(wrong)
@@ -97,6 +100,19 @@ def _aurc_rank(rc: RiskCoverage) -> float:
     return total / rc.n
 
 
+def _aurc_rank_weighted(rc: RiskCoverage) -> float:
+    """:func:`_aurc_rank` of a weighted curve: a tie group of weight m after weight b acted on
+    (e of it wrong), gaining g errors, adds sum over t = 1..m of (e + g t / m) / (b + t) =
+    e H + (g / m) (m - b H), H = sum 1 / (b + t) (:func:`harmonic_gap`), over the total weight:
+    with whole weights the rank mean of the data with each row repeated w times, and its
+    extension to weights that are not whole."""
+    acted, wrong = curve_counts(rc)
+    size, before = np.diff(acted), acted[:-1]
+    gained, wrong_before = np.diff(wrong), wrong[:-1]
+    h = harmonic_gap(before, size)
+    return float(np.sum(wrong_before * h + gained / size * (size - before * h)) / rc.mass)
+
+
 def aurc(
     confidence: Any = None,
     outcome: Any = None,
@@ -105,6 +121,7 @@ def aurc(
     probs: Any = None,
     labels: Any = None,
     from_logits: bool = False,
+    sample_weight: Any = None,
 ) -> float:
     """Area under the risk-coverage curve under the convention a paper used.
 
@@ -124,9 +141,16 @@ def aurc(
     confidence, outcome : arrays of shape (N,)
         The confidence that each prediction is right, in [0, 1], and whether it was (0/1).
     convention : {"step", "rank", "trapezoid"}
+        With ``sample_weight``, "rank" counts each row as w ranks: a tie group's ranks sum in
+        closed form (digamma functions), which extends the repeated rows' number to weights
+        that are not whole.
     probs, labels, from_logits : keyword only
         Instead of the two above, a model's class probabilities (or logits) and labels, as in
         :func:`~calibkit.decide.risk_coverage`.
+    sample_weight : array of shape (N,), keyword only
+        Finite, non-negative weights: the curve of :func:`~calibkit.decide.risk_coverage` with
+        them (weighted coverage and risk); with whole weights the number of the data with each
+        row repeated w times.
 
     Examples
     --------
@@ -142,7 +166,13 @@ def aurc(
     where = "aurc"
     convention = v.choice(convention, name="convention", allowed=AURC_CONVENTIONS, where=where)
     rc = checked_curve(
-        confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
+        confidence,
+        outcome,
+        probs=probs,
+        labels=labels,
+        from_logits=from_logits,
+        where=where,
+        sample_weight=sample_weight,
     )
     return aurc_of(rc, convention)
 
@@ -154,6 +184,7 @@ def augrc(
     probs: Any = None,
     labels: Any = None,
     from_logits: bool = False,
+    sample_weight: Any = None,
 ) -> float:
     """Area under the generalized risk-coverage curve (Traub et al. 2024).
 
@@ -173,6 +204,10 @@ def augrc(
     probs, labels, from_logits : keyword only
         Instead of the two above, a model's class probabilities (or logits) and labels, as in
         :func:`~calibkit.decide.risk_coverage`.
+    sample_weight : array of shape (N,), keyword only
+        Finite, non-negative weights: the curve of :func:`~calibkit.decide.risk_coverage` with
+        them (weighted coverage and risk); with whole weights the number of the data with each
+        row repeated w times.
 
     Examples
     --------
@@ -185,12 +220,18 @@ def augrc(
     0.12
     """
     rc = checked_curve(
-        confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where="augrc"
+        confidence,
+        outcome,
+        probs=probs,
+        labels=labels,
+        from_logits=from_logits,
+        where="augrc",
+        sample_weight=sample_weight,
     )
     return augrc_of(rc)
 
 
-def prr_of(augrc_value: float, n: int, errors: int) -> float | None:
+def prr_of(augrc_value: float, n: float, errors: float) -> float | None:
     """PRR from AUGRC; None when there is nothing to reject (no error) or nothing to keep."""
     if errors in (0, n):
         return None
@@ -205,6 +246,7 @@ def prediction_rejection_ratio(
     probs: Any = None,
     labels: Any = None,
     from_logits: bool = False,
+    sample_weight: Any = None,
 ) -> float:
     """The prediction rejection ratio (Malinin et al. 2019, 2021): 1 for the oracle, 0 for
     random rejection, negative when the confidence ranks errors first.
@@ -225,6 +267,10 @@ def prediction_rejection_ratio(
     probs, labels, from_logits : keyword only
         Instead of the two above, a model's class probabilities (or logits) and labels, as in
         :func:`~calibkit.decide.risk_coverage`.
+    sample_weight : array of shape (N,), keyword only
+        Finite, non-negative weights: the curve of :func:`~calibkit.decide.risk_coverage` with
+        them (weighted coverage and risk); with whole weights the number of the data with each
+        row repeated w times.
 
     Examples
     --------
@@ -237,15 +283,26 @@ def prediction_rejection_ratio(
     """
     where = "prediction_rejection_ratio"
     rc = checked_curve(
-        confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
+        confidence,
+        outcome,
+        probs=probs,
+        labels=labels,
+        from_logits=from_logits,
+        where=where,
+        sample_weight=sample_weight,
     )
-    value = prr_of(augrc_of(rc), rc.n, rc.errors)
+    value = prr_of(augrc_of(rc), rc.mass, rc.error_mass)
     if value is None:
-        every = "right" if rc.errors == 0 else "wrong"
+        every = "right" if rc.error_mass == 0 else "wrong"
+        which = (
+            "every prediction of positive weight"
+            if rc.weighted
+            else f"every one of the {rc.n} predictions"
+        )
         raise v.InputError(
-            f"{where}: every one of the {rc.n} predictions is {every}, so the oracle and random "
-            "rejection coincide and the ratio is undefined. Evaluate on data with both right "
-            "and wrong predictions."
+            f"{where}: {which} is {every}, so the "
+            "oracle and random rejection coincide and the ratio is undefined. Evaluate on data "
+            "with both right and wrong predictions."
         )
     return value
 
@@ -262,7 +319,9 @@ class SelectivePrediction:
     ordering); ``at_coverage`` the risk at each target coverage and ``at_risk`` the coverage
     at each target risk, with their intervals; ``curve`` the risk-coverage curve they come
     from (drawn by :func:`~calibkit.report.generalized_risk_coverage_plot`; not in
-    :meth:`to_dict`).
+    :meth:`to_dict`). With sample weights every rate and area is weighted, ``n`` and
+    ``errors`` stay raw counts and ``weight`` and ``error_weight`` are the weighted ones (None
+    when unweighted).
     """
 
     n: int
@@ -276,9 +335,13 @@ class SelectivePrediction:
     at_coverage: tuple[RiskAtCoverage, ...]
     at_risk: tuple[CoverageAtRisk, ...]
     curve: RiskCoverage
+    weight: float | None = None
+    error_weight: float | None = None
 
     @property
     def error_rate(self) -> float:
+        if self.weight is not None and self.error_weight is not None:
+            return self.error_weight / self.weight
         return self.errors / self.n
 
     @property
@@ -294,9 +357,15 @@ class SelectivePrediction:
         return self.augrc - self.oracle_augrc
 
     def to_dict(self) -> dict[str, Any]:
+        weights = (
+            {}
+            if self.weight is None
+            else {"weight": self.weight, "error_weight": self.error_weight}
+        )
         return {
             "n": self.n,
             "errors": self.errors,
+            **weights,
             "error_rate": self.error_rate,
             "augrc": self.augrc,
             "oracle_augrc": self.oracle_augrc,
@@ -317,9 +386,14 @@ class SelectivePrediction:
             if self.prr is not None
             else "PRR undefined: every prediction is " + ("right" if self.errors == 0 else "wrong")
         )
+        weighted = (
+            ""
+            if self.weight is None
+            else f"; weight {self.weight:.6g}, {self.error_weight:.6g} of it wrong"
+        )
         lines = [
-            f"selective prediction on {self.n:,} predictions ({self.errors:,} wrong, error rate "
-            f"{self.error_rate:.4f})",
+            f"selective prediction on {self.n:,} predictions ({self.errors:,} wrong{weighted}, "
+            f"error rate {self.error_rate:.4f})",
             f"AUGRC {self.augrc:.5f} (oracle {self.oracle_augrc:.5f}, random "
             f"{self.random_augrc:.5f}, E-AUGRC {self.e_augrc:.5f})",
             prr,
@@ -344,6 +418,7 @@ def selective_prediction(
     probs: Any = None,
     labels: Any = None,
     from_logits: bool = False,
+    sample_weight: Any = None,
 ) -> SelectivePrediction:
     """AUGRC, PRR, AURC in three conventions, and operating points with intervals, from one
     sort of the confidences.
@@ -362,6 +437,11 @@ def selective_prediction(
     probs, labels, from_logits : keyword only
         Instead of ``confidence, outcome``, a model's class probabilities (or logits) and
         labels, as in :func:`~calibkit.decide.risk_coverage`.
+    sample_weight : array of shape (N,), keyword only
+        Finite, non-negative weights: every measure weighted as in :func:`aurc`,
+        :func:`augrc`, :func:`~calibkit.decide.risk_at_coverage` (its interval at Kish's
+        effective size) and :func:`~calibkit.decide.coverage_at_risk` (its bootstrap carrying
+        the weights).
 
     Examples
     --------
@@ -377,15 +457,23 @@ def selective_prediction(
     interval, level, n_boot, seed = bootstrap_settings(
         interval=interval, level=level, n_boot=n_boot, seed=seed, where=where
     )
-    rc = checked_curve(
-        confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
+    conf, out, w = checked_rows(
+        confidence,
+        outcome,
+        probs=probs,
+        labels=labels,
+        from_logits=from_logits,
+        where=where,
+        sample_weight=sample_weight,
     )
+    rc = curve(conf, out, w)
+    rows = None if w is None else (conf, out, w)
     value = augrc_of(rc)
     return SelectivePrediction(
         n=rc.n,
         errors=rc.errors,
         augrc=value,
-        prr=prr_of(value, rc.n, rc.errors),
+        prr=prr_of(value, rc.mass, rc.error_mass),
         aurc=rc.aurc,
         aurc_rank=aurc_of(rc, "rank"),
         aurc_trapezoid=aurc_of(rc, "trapezoid"),
@@ -394,7 +482,10 @@ def selective_prediction(
             risk_at_coverage_of(rc, c, interval=interval, level=level) for c in coverages
         ),
         at_risk=tuple(
-            coverage_at_risk_of(rc, r, level=level, n_boot=n_boot, seed=seed) for r in risks
+            coverage_at_risk_of(rc, r, level=level, n_boot=n_boot, seed=seed, rows=rows)
+            for r in risks
         ),
         curve=rc,
+        weight=rc.weight,
+        error_weight=rc.error_weight,
     )

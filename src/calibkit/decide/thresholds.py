@@ -14,6 +14,7 @@ from .. import _validate as v
 from ._format import threshold_text
 from ._inputs import decision_inputs
 from .coverage import sorted_steps
+from .weighted import acted_at
 
 __all__ = ["ThresholdChoice", "choose_threshold", "chow_threshold", "costs"]
 
@@ -59,7 +60,11 @@ class ThresholdChoice:
     """The threshold that minimised the cost per case on the data it was chosen on, with its
     coverage, selective risk and number of acted-on predictions; Chow's threshold for the same
     costs and its cost on these data, for comparison (their gap reads as miscalibration near the
-    threshold: for a calibrated confidence the two agree)."""
+    threshold: for a calibrated confidence the two agree).
+
+    With sample weights the cost is per unit weight and the coverage and risk weighted;
+    ``n_acted`` and ``n`` stay raw row counts, ``weight_acted`` and ``weight`` are the weighted
+    ones (None when unweighted)."""
 
     threshold: float
     cost: float
@@ -71,6 +76,8 @@ class ThresholdChoice:
     l_defer: float
     chow_threshold: float
     chow_cost: float
+    weight_acted: float | None = None
+    weight: float | None = None
 
     @property
     def gap(self) -> float:
@@ -82,17 +89,31 @@ class ThresholdChoice:
         d["threshold"] = None if math.isinf(self.threshold) else self.threshold
         d["risk"] = None if math.isnan(self.risk) else self.risk
         d["gap"] = None if math.isinf(self.gap) else self.gap
-        return d
+        return without_weights(d, self.weight)
 
     def __str__(self) -> str:
         t = threshold_text(self.threshold, above="above every confidence (defer all)")
         risk = "-" if math.isnan(self.risk) else f"{self.risk:.4f}"
+        weighted = (
+            "" if self.weight is None else f" (weight {self.weight_acted:.6g} of {self.weight:.6g})"
+        )
         return (
             f"threshold {t}: cost {self.cost:.4f} per case, coverage {self.coverage:.4f}, risk "
-            f"{risk}, {self.n_acted} of {self.n} acted on (l_wrong = {self.l_wrong:g}, l_defer = "
-            f"{self.l_defer:g}); Chow's threshold {threshold_text(self.chow_threshold)} costs "
-            f"{self.chow_cost:.4f} per case here"
+            f"{risk}, {self.n_acted} of {self.n} acted on{weighted} (l_wrong = "
+            f"{self.l_wrong:g}, l_defer = {self.l_defer:g}); Chow's threshold "
+            f"{threshold_text(self.chow_threshold)} costs {self.chow_cost:.4f} per case here"
         )
+
+
+def without_weights(d: dict[str, Any], weight: float | None) -> dict[str, Any]:
+    """A result's dict without its weighted counts (the keys ending in "weight" or starting
+    with "weight_") when it is unweighted: unweighted results keep the keys they had."""
+    if weight is None:
+        for key in [k for k in d if k == "weight" or k.startswith("weight_")]:
+            del d[key]
+        for key in [k for k in d if k.endswith("_weight")]:
+            del d[key]
+    return d
 
 
 def cost_at(
@@ -102,15 +123,15 @@ def cost_at(
     *,
     l_wrong: float,
     l_defer: float,
+    weight: np.ndarray | None = None,
 ) -> tuple[float, int, int]:
-    """Cost per case, number acted on and number wrong among them, acting when conf >= t."""
-    acted = confidence >= threshold
-    n_acted = int(np.count_nonzero(acted))
-    wrong = int(np.count_nonzero(acted & (outcome == 0)))
+    """Cost per case (per unit weight), raw number acted on and raw number wrong among them,
+    acting when conf >= t."""
+    a = acted_at(confidence, outcome, threshold, weight)
     return (
-        (wrong * l_wrong + (confidence.size - n_acted) * l_defer) / confidence.size,
-        n_acted,
-        wrong,
+        (a.wrong_mass * l_wrong + (a.total - a.mass) * l_defer) / a.total,
+        a.n_acted,
+        a.n_wrong,
     )
 
 
@@ -123,6 +144,7 @@ def choose_threshold(
     probs: Any = None,
     labels: Any = None,
     from_logits: bool = False,
+    sample_weight: Any = None,
 ) -> ThresholdChoice:
     """The threshold minimising the empirical cost per case on data.
 
@@ -147,6 +169,11 @@ def choose_threshold(
         ``confidence`` is wrong and warns when at least 10% of it lies below 0.05. To set a
         threshold on P(y = 1) itself from the costs of a false positive and a false negative,
         see :func:`calibkit.choose_binary_threshold`.
+    sample_weight : array of shape (N,), keyword only
+        Finite, non-negative weights: the cost is then the expected cost per unit weight,
+        (weight wrong and acted on x l_wrong + weight deferred x l_defer) / total weight, and
+        the coverage and risk weighted; with whole weights the choice on the data with each
+        row repeated w times (a row of weight 0 left out).
 
     Examples
     --------
@@ -164,35 +191,55 @@ def choose_threshold(
     ...                         l_wrong=10, l_defer=1)
     >>> c.threshold, c.n_acted
     (0.8, 2)
+
+    Weighted: the wrong prediction at 0.8 now stands for three cases and acting down to 0.7
+    costs 30 per 7 of weight; acting on the first two costs 5 / 7:
+
+    >>> c = ck.choose_threshold([0.95, 0.9, 0.8, 0.7], [1, 1, 0, 1], 10, 1,
+    ...                         sample_weight=[1, 2, 3, 1])
+    >>> c.threshold, round(c.cost, 4), c.n_acted, c.weight_acted, c.weight
+    (0.9, 0.5714, 2, 3.0, 7.0)
     """
     where = "choose_threshold"
     l_wrong, l_defer = costs(l_wrong=l_wrong, l_defer=l_defer, where=where)
     conf, out = decision_inputs(
         confidence, outcome, probs=probs, labels=labels, from_logits=from_logits, where=where
     )
-    return choose(conf, out, l_wrong=l_wrong, l_defer=l_defer)
+    w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
+    return choose(conf, out, l_wrong=l_wrong, l_defer=l_defer, weight=w)
 
 
-def choose(conf: np.ndarray, out: np.ndarray, *, l_wrong: float, l_defer: float) -> ThresholdChoice:
-    """:func:`choose_threshold` of checked arrays and costs."""
-    steps = sorted_steps(conf, out)
-    n = steps.n
-    acted = np.concatenate(([0], steps.acted))
-    wrong = np.concatenate(([0], steps.wrong))
-    cost = (wrong * l_wrong + (n - acted) * l_defer) / n
+def choose(
+    conf: np.ndarray,
+    out: np.ndarray,
+    *,
+    l_wrong: float,
+    l_defer: float,
+    weight: np.ndarray | None = None,
+) -> ThresholdChoice:
+    """:func:`choose_threshold` of checked arrays, costs and weights."""
+    steps = sorted_steps(conf, out, weight)
+    n, total = steps.n, steps.total
+    acted = np.concatenate(([0], steps.mass_acted))
+    wrong = np.concatenate(([0], steps.mass_wrong))
+    cost = (wrong * l_wrong + (total - acted) * l_defer) / total
     best = int(np.flatnonzero(cost == cost.min())[-1])  # the cheapest; ties: act on more
     threshold = math.inf if best == 0 else float(steps.threshold[best - 1])
     chow = 1.0 - l_defer / l_wrong
-    chow_cost, _, _ = cost_at(conf, out, chow, l_wrong=l_wrong, l_defer=l_defer)
+    chow_cost, _, _ = cost_at(conf, out, chow, l_wrong=l_wrong, l_defer=l_defer, weight=weight)
+    weighted = (
+        {} if weight is None else {"weight_acted": float(acted[best]), "weight": float(total)}
+    )
     return ThresholdChoice(
         threshold=threshold,
         cost=float(cost[best]),
-        coverage=float(acted[best] / n),
+        coverage=float(acted[best] / total),
         risk=float(wrong[best] / acted[best]) if acted[best] else math.nan,
-        n_acted=int(acted[best]),
+        n_acted=int(np.concatenate(([0], steps.acted))[best]),
         n=n,
         l_wrong=l_wrong,
         l_defer=l_defer,
         chow_threshold=chow,
         chow_cost=chow_cost,
+        **weighted,
     )

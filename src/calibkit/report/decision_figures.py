@@ -176,6 +176,7 @@ def cost_curve(
     l_defer: float,
     ax: Axes | None = None,
     xscale: str = "auto",
+    sample_weight: Any = None,
 ) -> Axes:
     """Draw the cost per case against the threshold.
 
@@ -192,6 +193,9 @@ def cost_curve(
     where a linear axis shows one vertical line); there the axis ends just past the largest
     confidence below 1, and confidences of exactly 1.0 are drawn at that right edge.
     ``"auto"`` (default) takes ``"logit"`` when the median confidence exceeds 0.99.
+
+    ``sample_weight`` (finite, non-negative, one per row) draws the expected cost per unit
+    weight instead, as :func:`calibkit.choose_threshold` computes it.
 
     Examples
     --------
@@ -212,12 +216,13 @@ def cost_curve(
     xscale = v.choice(xscale, name="xscale", allowed=("auto", "linear", "logit"), where=where)
     lw, ld = costs(l_wrong=l_wrong, l_defer=l_defer, where=where)
     conf, out = validated(confidence, outcome, where=where)
-    choice = choose_threshold(conf, out, l_wrong=lw, l_defer=ld)
-    steps = sorted_steps(conf, out)
-    n = steps.n
+    w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
+    choice = choose_threshold(conf, out, l_wrong=lw, l_defer=ld, sample_weight=w)
+    steps = sorted_steps(conf, out, w)
+    n = steps.total  # the number of rows, or the total weight
     # in increasing threshold: the cost of acting when confidence >= t, at each distinct t
     t = steps.threshold[::-1]
-    cost = ((steps.wrong * lw + (n - steps.acted) * ld) / n)[::-1]
+    cost = ((steps.mass_wrong * lw + (n - steps.mass_acted) * ld) / n)[::-1]
     if xscale == "auto":
         xscale = "logit" if float(np.median(conf)) > 0.99 else "linear"
     if xscale == "linear":
@@ -249,14 +254,14 @@ def cost_curve(
         zorder=2,
     )
     curve.set_gid("calibkit-cost")
-    act_all = float(np.count_nonzero(out == 0) * lw / n)
+    act_all = float((np.count_nonzero(out == 0) if w is None else w[out == 0].sum()) * lw / n)
     ax.axhline(ld, color=_GREY, lw=1, ls=":", label=f"defer everything ({ld:.4g})", zorder=1)
     ax.axhline(
         act_all, color=_GREY, lw=1, ls="--", label=f"act on everything ({act_all:.4g})", zorder=1
     )
 
     chow = choice.chow_threshold
-    chow_cost, _, _ = cost_at(conf, out, chow, l_wrong=lw, l_defer=ld)
+    chow_cost, _, _ = cost_at(conf, out, chow, l_wrong=lw, l_defer=ld, weight=w)
     chow_x = min(max(chow, lo), hi)
     ax.axvline(chow_x, color=_ORANGE, lw=0.8, ls="--", zorder=1)
     (chow_point,) = ax.plot(
