@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validate as v
-from ..measure.distributions import normal_quantile
+from ..measure.intervals import proportion_interval
 
 __all__ = ["Acted", "acted_at", "effective_interval", "weighted_bootstrap_coverages"]
 
@@ -83,22 +83,10 @@ def effective_interval(
     ...     round(float(x), 10) for x in ck.binomial_interval(2, 8, method="wilson"))
     True
     """
-    k, n = rate * n_eff, n_eff
-    alpha = 1.0 - level
-    if method == "wilson":
-        z = normal_quantile(1.0 - alpha / 2.0)
-        centre = (k + z * z / 2.0) / (n + z * z)
-        half = z / (n + z * z) * np.sqrt(max(k * (n - k), 0.0) / n + z * z / 4.0)
-        return max(centre - half, 0.0), min(centre + half, 1.0)
-    from scipy.special import betaincinv
-
-    if method == "clopper-pearson":
-        (a_lo, b_lo), (a_hi, b_hi) = (k, n - k + 1.0), (k + 1.0, n - k)
-    else:  # jeffreys
-        (a_lo, b_lo), (a_hi, b_hi) = (k + 0.5, n - k + 0.5), (k + 0.5, n - k + 0.5)
-    lo = 0.0 if rate <= 0 else float(betaincinv(a_lo, b_lo, alpha / 2.0))
-    hi = 1.0 if rate >= 1 else float(betaincinv(a_hi, b_hi, 1.0 - alpha / 2.0))
-    return lo, hi
+    lo, hi = proportion_interval(
+        np.array([rate * n_eff]), np.array([n_eff]), method=method, level=level
+    )
+    return float(lo[0]), float(hi[0])
 
 
 def effective_count(weight_sum: float, weight_sq_sum: float) -> float:

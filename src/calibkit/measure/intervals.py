@@ -69,7 +69,7 @@ def proportion_interval(
     if method == "wilson":
         z = normal_quantile(1.0 - alpha / 2.0)
         centre = (k + z * z / 2.0) / (n + z * z)
-        half = z / (n + z * z) * np.sqrt(k * (n - k) / n + z * z / 4.0)
+        half = z / (n + z * z) * np.sqrt(np.maximum(k * (n - k), 0.0) / n + z * z / 4.0)
         lo[ok], hi[ok] = np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0)
     else:
         from scipy.special import betaincinv
