@@ -13,7 +13,7 @@ All arithmetic is done in float64, so float32 input loses nothing beyond its own
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -236,7 +236,8 @@ def reduce_binary(probs: Any, labels: Any, *, from_logits: bool, where: str) -> 
 class Prepared:
     """Validated input reduced to the audit's event: ``conf`` and ``outcome`` (the binary event
     of the table), ``p`` the forecast as probabilities, ``y`` the labels, ``correct`` whether
-    each prediction was right, ``scores`` the input as given (logits stay logits)."""
+    each prediction was right, ``scores`` the input as given (logits stay logits), ``weight``
+    the checked sample weights (None: every row counts once)."""
 
     kind: str
     n_classes: int
@@ -247,12 +248,23 @@ class Prepared:
     outcome: np.ndarray
     correct: np.ndarray
     from_logits: bool
+    weight: np.ndarray | None = None
 
 
-def prepare(probs: Any, labels: Any, *, from_logits: bool, where: str) -> Prepared:
+def prepare(
+    probs: Any, labels: Any, *, from_logits: bool, where: str, sample_weight: Any = None
+) -> Prepared:
     """Check the input once and reduce it to the audit's binary event (shared by every engine
     that sees arrays: memory, and each chunk of a stream). What it returns is checked: the
     engines' measures take it as it is, without checking it again."""
+    f = _prepared(probs, labels, from_logits=from_logits, where=where)
+    if sample_weight is None:
+        return f
+    w = v.sample_weight(sample_weight, n=f.conf.shape[0], where=where)
+    return replace(f, weight=w)
+
+
+def _prepared(probs: Any, labels: Any, *, from_logits: bool, where: str) -> Prepared:
     x = v.to_numpy(probs, name="probs", where=where)
     if x.ndim == 2:
         if from_logits:

@@ -58,6 +58,7 @@ def audit(
     engine: str | None = None,
     columns: Mapping[str, Any] | None = None,
     pos_label: Any = None,
+    sample_weight: Any = None,
 ) -> Audit:
     """Audit the calibration of a model's predictions.
 
@@ -96,6 +97,12 @@ def audit(
         ``probs``, ``logits``, ``confidence``, ``correct``, ``prediction``), detected when
         omitted. Every engine gives the in-memory numbers up to float rounding; the interval
         and the noise floor come from the bin sums there (their ``method`` says so).
+    sample_weight : array of shape (N,) or str, optional
+        One non-negative weight per row (arrays), or the name of the weight column of a table
+        or file (the same as ``columns={"weight": name}``). Every measure is weighted: with
+        integer weights, the numbers of the rows repeated; intervals, noise floor and tests
+        use Kish's effective sample size (see docs/weights.md). The table keeps the raw count
+        of each bin beside its weight.
 
     Examples
     --------
@@ -118,6 +125,13 @@ def audit(
     where = "audit"
     if labels is None and (source := batches_source(probs)) is not None:
         probs = source
+    if isinstance(sample_weight, str):  # a column of the table or file
+        if dict(columns or {}).get("weight", sample_weight) != sample_weight:
+            raise v.InputError(
+                f"{where}: sample_weight={sample_weight!r} and columns['weight']="
+                f"{dict(columns or {})['weight']!r} name two weight columns; give one."
+            )
+        columns, sample_weight = {**dict(columns or {}), "weight": sample_weight}, None
     given = entry(
         probs,
         labels,
@@ -129,6 +143,8 @@ def audit(
     )
     probs, labels, columns = given.data, given.labels, given.columns
     from_logits = given.from_logits
+    if given.read is not None and given.read.sample_weight is not None:
+        sample_weight = given.read.sample_weight
     binning = Binning.checked(
         n_bins=n_bins, strategy=strategy, closed=closed, edges=edges, where=where
     )
@@ -151,6 +167,7 @@ def audit(
             binning=binning,
             where=where,
             progress=None if in_memory else progress,
+            sample_weight=sample_weight,
         )
     return audit_from_summary(summary, **checked, stages=stages)
 
@@ -219,7 +236,7 @@ def audit_from_summary(
     floor = noise_floor_from_stats(stats, n_sims=n_sims, seed=seed)
     stages.next()
     tests = (
-        spiegelhalter_from_stats(stats),
+        spiegelhalter_from_stats(stats, variance=summary.spiegelhalter_variance),
         hosmer_lemeshow_from_stats(summary.deciles, requested=HL_GROUPS),
     )
     distinct = None if summary.pooled is None else distinct_measures(summary.pooled)

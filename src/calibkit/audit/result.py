@@ -164,13 +164,14 @@ class Audit:
     @property
     def accuracy_of_event(self) -> float:
         """Observed frequency of the binary event the table is about."""
-        return float(self.stats.sum_outcome.sum() / self.n)
+        return float(self.stats.sum_outcome.sum() / self.stats.total_mass)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary of every number and setting."""
         return {
             "kind": self.kind,
             "n": self.n,
+            **({"total_weight": self.stats.total_mass} if self.stats.weighted else {}),
             "n_classes": self.n_classes,
             "binning": {
                 "n_bins": self.n_bins,

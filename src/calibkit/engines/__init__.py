@@ -64,8 +64,12 @@ def summarize_with_engine(
     binning: Binning | None = None,
     where: str = "audit",
     progress: Callable[[str, int, int], None] | None = None,
+    sample_weight: Any = None,
 ) -> Summary:
-    """The :class:`Summary` of ``data`` computed by ``engine`` (see the module docstring)."""
+    """The :class:`Summary` of ``data`` computed by ``engine`` (see the module docstring).
+
+    ``sample_weight``: one weight per row of arrays in memory; a file's or a table's weights
+    are its column ``columns["weight"]``."""
     if columns is not None:
         columns = column_options(columns, where=where)
     binning = binning or Binning()
@@ -78,6 +82,11 @@ def summarize_with_engine(
             )
         return open_engine(data, engine=engine, columns=columns, where=where).summarize(
             binning, where=where, progress=progress
+        )
+    if sample_weight is not None and engine != "memory":
+        raise InputError(
+            f"{where}: sample_weight= as an array weighs arrays in memory; with "
+            f"engine={engine!r} name the weight column instead: columns={{'weight': ...}}."
         )
     from . import stream
 
@@ -98,6 +107,7 @@ def summarize_with_engine(
 
         preds = read_predictions(data, **dict(columns or {}))
         data, labels, from_logits = preds.scores, preds.labels, preds.kind == "logits"
+        sample_weight = preds.sample_weight
     elif columns is not None:
         raise InputError(
             f"{where}: columns= names the columns of a file or table read by an engine; "
@@ -108,7 +118,10 @@ def summarize_with_engine(
             f"{where}: pass the labels with the predictions (or a stream of (probs, labels) "
             "chunks, or a file with engine=)."
         )
-    return summarize(prepare(data, labels, from_logits=from_logits, where=where), binning)
+    return summarize(
+        prepare(data, labels, from_logits=from_logits, where=where, sample_weight=sample_weight),
+        binning,
+    )
 
 
 def _engine_for(data: Any, engine: str | None, where: str) -> str:

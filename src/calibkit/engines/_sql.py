@@ -323,7 +323,8 @@ class Query:
     # ---------------------------------------------------------------- aggregates
     def totals(self) -> str:
         """Rows, correct predictions, Brier and log-loss sums, rows whose true class had
-        probability 0, forecasts of exactly 0 or 1, and those of them that failed."""
+        probability 0, forecasts of exactly 0 or 1, and those of them that failed (weighted: then
+        the weight of the correct predictions and Spiegelhalter's variance)."""
         g = "g, " if self.by is not None else ""
         group = " GROUP BY g" if self.by is not None else ""
         certain = "CASE WHEN c <= 0 OR c >= 1 THEN 1 ELSE 0 END"
@@ -334,13 +335,15 @@ class Query:
                 f"sum({failed}) FROM {self.f}{group}"
             )
         # weighted: the scores times w; the counts of rows of positive weight (a row of weight
-        # 0 is left out, as from the data with each row repeated w times); then sum(w * ok)
+        # 0 is left out, as from the data with each row repeated w times); then sum(w * ok) and
+        # Spiegelhalter's variance sum w^2 p (1 - p)(1 - 2p)^2
         counted = ", ".join(
             f"sum(CASE WHEN w > 0 THEN {x} ELSE 0 END)" for x in ("pz", certain, failed)
         )
+        variance = "sum(w * w * (c * (1 - c) * ((1 - 2 * c) * (1 - 2 * c))))"
         return (
-            f"SELECT {g}count(*), sum(ok), sum(br * w), sum(nl * w), {counted}, sum(ok * w) "
-            f"FROM {self.f}{group}"
+            f"SELECT {g}count(*), sum(ok), sum(br * w), sum(nl * w), {counted}, sum(ok * w), "
+            f"{variance} FROM {self.f}{group}"
         )
 
     def slope_histogram(self, steps: int, span: float) -> str:

@@ -108,6 +108,7 @@ class SqlEngine(abc.ABC):
             slope=slope,
             engine=self.name,
             correct_weight=float(totals[7] or 0.0) if q.weighted else None,
+            spiegelhalter_variance=float(totals[8] or 0.0) if q.weighted else None,
         )
 
     def edges(self, q: Query, wanted: dict[str, Need], n: int, where: str) -> dict[str, Edges]:

@@ -12,8 +12,9 @@ import numpy as np
 
 from .. import _kernels
 from ..forecasts import Prepared
-from ..measure.bins import BinStats, Edges
+from ..measure.bins import BinStats, Edges, weighted_order_statistics
 from ..measure.distinct import MAX_ROWS
+from ..measure.fit_tests import spiegelhalter_variance
 from ..measure.pooled import pool_ties
 from ..measure.ranking import Ranking
 from ..measure.ranking import order_statistics as ordered
@@ -52,22 +53,33 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
     """
     _kernels.expect(f.conf.size * AUDIT_PASSES)
     cols = columns_of(f)
-    ranking = Ranking(f.conf, f.outcome)  # ordered once: the AUC and the deciles' edges
+    w = f.weight
+    # ordered once: the AUC and the deciles' edges
+    ranking = Ranking(f.conf, f.outcome, sample_weight=w)
 
     def order_statistics(request: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if w is not None:  # real ranks of cumulative weight (weighted quantiles)
+            return {c: weighted_order_statistics(cols[c][0], w, r) for c, r in request.items()}
         return {
             c: ranking.order_statistics(ranks) if c == "c" else ordered(cols[c][0], ranks)
             for c, ranks in request.items()
         }
 
     wanted = needs(binning, kind=f.kind, n_classes=f.n_classes, where=where)
-    edges = plan_edges(wanted, n=f.conf.size, order_statistics=order_statistics, where=where)
-    auc = None if f.outcome.all() or not f.outcome.any() else ranking.auc()
+    edges = plan_edges(
+        wanted,
+        n=f.conf.size,
+        order_statistics=order_statistics,
+        where=where,
+        total_weight=None if w is None else float(w.sum()),
+    )
+    counted = f.outcome if w is None else f.outcome[w > 0]
+    auc = None if counted.all() or not counted.any() else ranking.auc()
     return replace(
-        chunk_summary(f, edges, closed={k: w.closed for k, w in wanted.items()}),
+        chunk_summary(f, edges, closed={k: c.closed for k, c in wanted.items()}),
         auc=auc,
-        slope=slope_of(f.conf, f.outcome),
-        pooled=pool_ties(f.conf, f.outcome) if f.conf.size <= MAX_ROWS else None,
+        slope=slope_of(f.conf, f.outcome, sample_weight=w),
+        pooled=pool_ties(f.conf, f.outcome, sample_weight=w) if f.conf.size <= MAX_ROWS else None,
     )
 
 
@@ -77,15 +89,18 @@ def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str
 
     def stats(name: str, column: str) -> BinStats:
         values, outcome = cols[column]
-        return BinStats.of_checked(values, outcome, edges=edges[name].values, closed=closed[name])
+        return BinStats.of_checked(
+            values, outcome, edges=edges[name].values, closed=closed[name], sample_weight=f.weight
+        )
 
     classwise = (
         tuple(stats(name, f"p{k}") for k, name in enumerate(classwise_names(f.n_classes)))
         if f.kind == "top-label"
         else ()
     )
+    w = f.weight
     brier_sum, nll_sum = score_sums(
-        f.p, f.scores, f.y, from_logits=f.from_logits, where="audit", stacklevel=5
+        f.p, f.scores, f.y, from_logits=f.from_logits, where="audit", stacklevel=5, sample_weight=w
     )
     return Summary(
         kind=f.kind,
@@ -98,4 +113,6 @@ def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str
         brier_sum=brier_sum,
         nll_sum=nll_sum,
         auc=None,
+        correct_weight=None if w is None else float(w[f.correct].sum()),
+        spiegelhalter_variance=None if w is None else spiegelhalter_variance(f.conf, w),
     )

@@ -111,7 +111,9 @@ class Summary:
 
     With sample weights, ``stats`` and ``deciles`` hold weighted sums, ``brier_sum`` and
     ``nll_sum`` are sums of weight times score, ``correct_weight`` is the weight of the correct
-    predictions (``n_correct`` stays their raw count), and every mean divides by :attr:`mass`.
+    predictions (``n_correct`` stays their raw count), ``spiegelhalter_variance`` is
+    sum w^2 p (1 - p)(1 - 2p)^2 (which the bins do not hold), and every mean divides by
+    :attr:`mass`.
     """
 
     kind: str
@@ -130,6 +132,7 @@ class Summary:
     engine: str = "memory"
     notes: tuple[str, ...] = field(default=())
     correct_weight: float | None = None
+    spiegelhalter_variance: float | None = None
 
     @property
     def n(self) -> int:
@@ -212,21 +215,24 @@ class Summary:
             deciles=self.deciles + other.deciles,
             classwise=tuple(a + b for a, b in zip(self.classwise, other.classwise, strict=True)),
             n_correct=self.n_correct + other.n_correct,
-            correct_weight=(
-                None
-                if self.correct_weight is None and other.correct_weight is None
-                else (self.correct_weight or 0.0) + (other.correct_weight or 0.0)
-            ),
+            correct_weight=_added(self.correct_weight, other.correct_weight),
             brier_sum=self.brier_sum + other.brier_sum,
             nll_sum=self.nll_sum + other.nll_sum,
             auc=None,
             auc_error=0.0,
             slope=None,
             pooled=None,
+            spiegelhalter_variance=_added(
+                self.spiegelhalter_variance, other.spiegelhalter_variance
+            ),
         )
 
     def with_engine(self, engine: str, *notes: str) -> Summary:
         return replace(self, engine=engine, notes=self.notes + tuple(notes))
+
+
+def _added(a: float | None, b: float | None) -> float | None:
+    return None if a is None and b is None else (a or 0.0) + (b or 0.0)
 
 
 def coarsen(

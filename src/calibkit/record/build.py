@@ -166,7 +166,12 @@ def calibration_record(
     table, stats = audit.table, audit.stats
     level = float(table.level)
     rows = table.rows
-    k_acc = int(round(audit.accuracy * audit.n))
+    if stats.weighted:  # the weighted accuracy out of Kish's effective size
+        accuracy_interval = _effective_wilson(
+            audit.accuracy, stats.total_mass**2 / float(stats.mass_sq.sum()), level
+        )
+    else:
+        accuracy_interval = _wilson(int(round(audit.accuracy * audit.n)), audit.n, level)
     document: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -175,6 +180,7 @@ def calibration_record(
         "context": context,
         "data": {
             "n": audit.n,
+            **({"total_weight": stats.total_mass} if stats.weighted else {}),
             "event": audit.kind,
             "n_classes": audit.n_classes,
             "scores_kind": scores_kind,
@@ -194,6 +200,11 @@ def calibration_record(
         "bins": {
             "count": stats.count.tolist(),
             **{f: getattr(stats, f).tolist() for f in _SUM_FIELDS},
+            **(
+                {"weight": stats.mass.tolist(), "weight_sq": stats.mass_sq.tolist()}
+                if stats.weighted
+                else {}
+            ),
             **{f: [_number(getattr(r, f)) for r in rows] for f in ("conf", "acc", "gap")},
             "ci_low": [_number(r.ci_low) for r in rows],
             "ci_high": [_number(r.ci_high) for r in rows],
@@ -220,7 +231,7 @@ def calibration_record(
             },
             "nll": _metric(audit.nll),
             "auc": _metric(audit.auc),
-            "accuracy": _metric(audit.accuracy, _wilson(k_acc, audit.n, level)),
+            "accuracy": _metric(audit.accuracy, accuracy_interval),
             "mean_confidence": _metric(audit.mean_confidence),
             **_beyond_bins(audit),
         },
@@ -390,6 +401,20 @@ def _beyond_bins(audit: Any) -> dict[str, Any]:
 
 def _metric(value: Any, interval: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"value": _number(value), "interval": None if interval is None else jsonable(interval)}
+
+
+def _effective_wilson(rate: float, n_eff: float, level: float) -> dict[str, Any]:
+    from ..measure.intervals import proportion_interval
+
+    low, high = proportion_interval(
+        np.array([rate * n_eff]), np.array([n_eff]), method="wilson", level=level
+    )
+    return {
+        "low": float(low[0]),
+        "high": float(high[0]),
+        "level": level,
+        "method": "wilson at Kish's effective size",
+    }
 
 
 def _wilson(k: int, n: int, level: float) -> dict[str, Any]:

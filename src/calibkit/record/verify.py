@@ -26,6 +26,7 @@ def record_stats(record: Mapping[str, Any]) -> Any:
             "closed": binning["closed"],
             "count": bins["count"],
             **{f: bins[f] for f in _SUM_FIELDS},
+            **{f: bins[f] for f in ("weight", "weight_sq") if f in bins},
         }
     )
 
