@@ -74,6 +74,11 @@ def summarize_with_engine(
         columns = column_options(columns, where=where)
     binning = binning or Binning()
     engine = _engine_for(data, engine, where)
+    if sample_weight is not None and engine != "memory":
+        raise InputError(
+            f"{where}: sample_weight= as an array weighs arrays in memory; with "
+            f"engine={engine!r} name the weight column instead: columns={{'weight': ...}}."
+        )
     if engine in ("duckdb", "spark"):
         if labels is not None:
             raise InputError(
@@ -82,11 +87,6 @@ def summarize_with_engine(
             )
         return open_engine(data, engine=engine, columns=columns, where=where).summarize(
             binning, where=where, progress=progress
-        )
-    if sample_weight is not None and engine != "memory":
-        raise InputError(
-            f"{where}: sample_weight= as an array weighs arrays in memory; with "
-            f"engine={engine!r} name the weight column instead: columns={{'weight': ...}}."
         )
     from . import stream
 
