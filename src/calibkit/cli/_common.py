@@ -137,6 +137,16 @@ PredictionOption = Annotated[
     str | None,
     typer.Option(help="Predicted-class column, compared with --label.", rich_help_panel=_COLUMNS),
 ]
+WeightOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="COLUMN",
+        help="Column of sample weights (one non-negative number a row, not all zero): every "
+        "measure is weighted; the table shows each bin's raw count beside its weight.",
+        show_default=False,
+        rich_help_panel=_COLUMNS,
+    ),
+]
 PositiveOption = Annotated[
     str | None,
     typer.Option(

@@ -38,6 +38,7 @@ from ._common import (
     SparkMasterOption,
     Strategy,
     StrategyOption,
+    WeightOption,
     _check_output,
     _check_quiet,
     _columns,
@@ -73,6 +74,7 @@ def audit(
     correct: CorrectOption = None,
     prediction: PredictionOption = None,
     positive: PositiveOption = None,
+    weight: WeightOption = None,
     fmt: FormatOption = None,
     bins: BinsOption = 15,
     strategy: StrategyOption = Strategy.uniform,
@@ -220,6 +222,7 @@ def audit(
                     confidence=confidence,
                     correct=correct,
                     prediction=prediction,
+                    weight=weight,
                 )
                 if fmt is not None:  # every engine reads the format it is told
                     columns["format"] = fmt
@@ -243,6 +246,7 @@ def audit(
                     correct=correct,
                     prediction=prediction,
                     pos_label=positive,
+                    weight=weight,
                 )
                 source = preds.describe()
                 with (
@@ -254,6 +258,7 @@ def audit(
                         preds.labels,
                         from_logits=preds.kind == "logits",
                         progress=progress,
+                        sample_weight=preds.sample_weight,
                         **settings,
                     )
             document = None
