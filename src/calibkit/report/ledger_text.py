@@ -42,7 +42,8 @@ def ledger_verdict(ledger: CalibrationLedger, out: str | Path) -> str:
 
     floor = ledger.noise_floor_after.mean
     worse = " and ".join(w.instrument for w in ledger.worse)
-    weight = "" if ledger.weight_eval is None else f" (weight {ledger.weight_eval:.6g})"
+    weight_eval = getattr(ledger, "weight_eval", None)  # a ledger-like object may have none
+    weight = "" if weight_eval is None else f" (weight {weight_eval:.6g})"
     worse_text = f", WORSE beyond noise in {worse}" if worse else ""
     return (
         f"{ledger.describe()}: {change('ECE')} (floor {floor:.4f}), {change('NLL')} on "
