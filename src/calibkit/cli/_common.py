@@ -325,6 +325,7 @@ def _read_labelled(
     correct: str | None,
     prediction: str | None,
     positive: str | None,
+    weight: str | None = None,
 ):
     from ..io import read_predictions
 
@@ -338,6 +339,7 @@ def _read_labelled(
         correct=correct,
         prediction=prediction,
         pos_label=positive,
+        weight=weight,
     )
 
 

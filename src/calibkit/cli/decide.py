@@ -138,6 +138,17 @@ def decide(
     prediction: PredictionOption = None,
     positive: PositiveOption = None,
     fmt: FormatOption = None,
+    weight: Annotated[
+        str | None,
+        typer.Option(
+            metavar="COLUMN",
+            help="Column of sample weights (one non-negative number a row, not all zero): "
+            "thresholds are chosen by the cost per unit weight, and every cost, coverage and "
+            "risk is weighted; counts stay rows, with the weights beside them.",
+            show_default=False,
+            rich_help_panel=_SPLIT,
+        ),
+    ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print everything as one JSON object (only that).")
     ] = False,
@@ -203,7 +214,7 @@ def decide(
                     where="decide (--false-positive-cost, --false-negative-cost)",
                 )
             preds = _read_labelled(
-                file, fmt, label, probs, logits, confidence, correct, prediction, positive
+                file, fmt, label, probs, logits, confidence, correct, prediction, positive, weight
             )
             result = decide_predictions(
                 preds,

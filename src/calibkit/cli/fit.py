@@ -109,6 +109,17 @@ def fit(
     prediction: PredictionOption = None,
     positive: PositiveOption = None,
     fmt: FormatOption = None,
+    weight: Annotated[
+        str | None,
+        typer.Option(
+            metavar="COLUMN",
+            help="Column of sample weights (one non-negative number a row, not all zero): the "
+            "split carries them, the map is fitted with the calibration rows' weights and the "
+            "ledger weighs the held-out rows; the saved map is the same JSON.",
+            show_default=False,
+            rich_help_panel=_COLUMNS,
+        ),
+    ] = None,
     bins: Annotated[int, typer.Option(help="Bins of the ECE.", rich_help_panel=_BINNING)] = 15,
     n_sims: NSimsOption = 1000,
     json_out: Annotated[
@@ -164,6 +175,12 @@ def fit(
     _check_output(out, "fit")
     _refuse_overwrite("fit", [("--out", out), ("--html", html)], [file])
     _check_quiet(quiet, json_out, "fit")
+    if engine is not Engine.memory and weight is not None:
+        _fail(
+            f"fit: --engine {engine.value} fits the temperature on every row once: the engines' "
+            "fit takes no weights yet. Leave out --engine to fit and judge the weighted map in "
+            "memory, or leave out --weight."
+        )
     if engine is not Engine.memory:
         given = [
             name
@@ -188,6 +205,12 @@ def fit(
             columns["format"] = fmt
         _fit_at_scale(file, out, engine, spark_master, columns, json_out=json_out, quiet=quiet)
         return
+    if html is not None and weight is not None:
+        _fail(
+            "fit: --html draws the held-out reliability diagrams unweighted; with --weight "
+            "leave out --html (the ledger, --json and the saved map are weighted), or audit "
+            "the held-out rows with calibkit audit --weight."
+        )
     if html is not None:
         _check_output(html, "fit")
     write_report = _html_writer("fit") if html is not None else None
@@ -196,7 +219,7 @@ def fit(
         try:
             calibrator = make_calibrator(method)
             preds = _read_labelled(
-                file, fmt, label, probs, logits, confidence, correct, prediction, positive
+                file, fmt, label, probs, logits, confidence, correct, prediction, positive, weight
             )
             ledger = fit_predictions(
                 preds,

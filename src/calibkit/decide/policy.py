@@ -444,6 +444,8 @@ def decision_report(
     l_wrong: float,
     l_defer: float,
     check_logits: bool = True,
+    sample_weight: Any = None,
+    eval_sample_weight: Any = None,
 ) -> PolicyTable:
     """The policy table of a model from its logits: temperature scaling fitted on the first
     split (validation), every threshold chosen there, everything reported on the held-out eval
@@ -457,6 +459,9 @@ def decision_report(
     in [0, 1], such as calibrated P(y = 1)) are refused: read as logits they would give a
     table of nonsense. For probabilities use :func:`policy_table` (``probs=``, ...);
     ``check_logits=False`` insists that they are logits.
+
+    ``sample_weight`` and ``eval_sample_weight`` weigh the two splits as in
+    :func:`policy_table`; the temperature is fitted with the first split's weights.
 
     Examples
     --------
@@ -474,9 +479,18 @@ def decision_report(
     l_wrong, l_defer = costs(l_wrong=l_wrong, l_defer=l_defer, where=where)
     for name, given in (("logits", logits), ("eval_logits", eval_logits)):
         _not_probabilities(given, where=where, name=name, check=check_logits, fix=_REPORT_FIX)
-    ts = TemperatureScaling(check_logits=check_logits).fit(logits, labels)
+    ts = TemperatureScaling(check_logits=check_logits).fit(
+        logits, labels, sample_weight=sample_weight
+    )
     chosen_on = act_forecast(logits, labels, from_logits=True)
     held_out = act_forecast(eval_logits, eval_labels, from_logits=True)
+    weights = (
+        v.sample_weight(sample_weight, n=chosen_on[0].size, where=f"{where} (validation)"),
+        v.sample_weight(
+            eval_sample_weight, n=held_out[0].size, where=f"{where} (test)",
+            name="eval_sample_weight",
+        ),
+    )  # fmt: skip
     cal, _ = act_forecast(logits, labels, from_logits=True, calibrator=ts)
     cal_eval, _ = act_forecast(eval_logits, eval_labels, from_logits=True, calibrator=ts)
     table = table_of(
@@ -487,6 +501,7 @@ def decision_report(
         calibrated_confidence=cal,
         calibrated_eval_confidence=cal_eval,
         calibrated_by="temperature scaling",
+        weights=weights,
     )
     return _with_temperature(table, float(ts.temperature_))
 

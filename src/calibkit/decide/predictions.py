@@ -77,9 +77,12 @@ class Decisions:
 
     def __str__(self) -> str:
         s = self.split
+        weights = ("", "")
+        if "weight_choose" in s:
+            weights = (f" (weight {s['weight_choose']:.6g})", f" (weight {s['weight_report']:.6g})")
         lines = [
-            f"decisions for {self.source}: chosen on {s['n_choose']} rows, reported on "
-            f"{s['n_report']} (split by {s['stratified_by']}, seed {s['seed']})"
+            f"decisions for {self.source}: chosen on {s['n_choose']} rows{weights[0]}, reported "
+            f"on {s['n_report']}{weights[1]} (split by {s['stratified_by']}, seed {s['seed']})"
         ]
         for part in (self.table, self.actions, self.guarantee, self.binary):
             if part is not None:
@@ -109,6 +112,12 @@ def decide_predictions(
     adds the row ``chow_calibrated``); with probabilities or a confidence column it is
     :func:`~calibkit.decide.policy_table`. A confidence column is checked once for the whole
     file, and of the warnings that a confidence looks like P(y = 1) only the first is kept.
+
+    A weight column (``preds.sample_weight``) weighs everything: the split (drawn by label as
+    without weights) carries each half's weights; every threshold is chosen by the cost per
+    unit weight on the choosing half (the temperature fitted with its weights) and every
+    cost, coverage and risk is weighted on the reporting half. ``split`` then gives each half's
+    total weight (``weight_choose``, ``weight_report``) beside its rows.
 
     Examples
     --------
@@ -152,16 +161,25 @@ def decide_predictions(
             _check_confidence_column(preds, where)
         if errors is not None:
             _check_binary(preds, where)
-        choose, report = stratified_split(
-            preds.labels, calibration_fraction=calibration_fraction, seed=seed
-        )
-        chosen_on, reported_on = _arguments(preds, choose), _arguments(preds, report)
+        w = getattr(preds, "sample_weight", None)
+        w_choose = w_report = None
+        if w is None:
+            choose, report = stratified_split(
+                preds.labels, calibration_fraction=calibration_fraction, seed=seed
+            )
+        else:
+            choose, report, w_choose, w_report = stratified_split(
+                preds.labels, calibration_fraction=calibration_fraction, seed=seed, sample_weight=w
+            )
+        chosen_on = _arguments(preds, choose, w_choose)
+        reported_on = _arguments(preds, report, w_report)
+        weighs: dict[str, Any] = {"sample_weight": w_choose, "eval_sample_weight": w_report}
         from_logits = preds.kind == "logits"
         s, y = preds.scores, preds.labels
         halves = (s[choose], y[choose], s[report], y[report])  # scores and labels of each half
         table = actions = guarantee = binary_table = None
         if pair is not None and from_logits:
-            table = decision_report(*halves, l_wrong=pair[0], l_defer=pair[1])
+            table = decision_report(*halves, l_wrong=pair[0], l_defer=pair[1], **weighs)
         elif pair is not None:
             table = policy_table(
                 **chosen_on, **_eval_arguments(reported_on), l_wrong=pair[0], l_defer=pair[1]
@@ -184,6 +202,7 @@ def decide_predictions(
                 l_false_positive=errors[0],
                 l_false_negative=errors[1],
                 from_logits=from_logits,
+                **weighs,
             )
     _warn_again(_first_probability_warning(caught))
     split = {
@@ -193,6 +212,9 @@ def decide_predictions(
         "n_report": int(report.size),
         "stratified_by": "outcome" if preds.kind == "confidence" else "label",
     }
+    if w_choose is not None and w_report is not None:
+        split["weight_choose"] = float(w_choose.sum())
+        split["weight_report"] = float(w_report.sum())
     return Decisions(
         source=preds.describe(),
         kind=preds.kind,
@@ -205,22 +227,25 @@ def decide_predictions(
     )
 
 
-def _arguments(preds: Any, rows: np.ndarray) -> dict[str, Any]:
+def _arguments(preds: Any, rows: np.ndarray, w: np.ndarray | None = None) -> dict[str, Any]:
     """The rows of a prediction file as the decide functions take them: (confidence, outcome)
-    for a confidence column, else probs= and labels= (reduced to the predicted class)."""
+    for a confidence column, else probs= and labels= (reduced to the predicted class), with
+    their weights ``w`` (sample_weight=) when there are weights."""
+    weight = {} if w is None else {"sample_weight": w}
     if preds.kind == "confidence":
-        return {"confidence": preds.scores[rows], "outcome": preds.labels[rows]}
+        return {"confidence": preds.scores[rows], "outcome": preds.labels[rows], **weight}
     return {
         "probs": preds.scores[rows],
         "labels": preds.labels[rows],
         "from_logits": preds.kind == "logits",
+        **weight,
     }
 
 
 def _eval_arguments(inputs: dict[str, Any]) -> dict[str, Any]:
     """:func:`_arguments` of the held-out rows under policy_table's eval_ names
-    (eval_confidence, eval_probs, ...)."""
-    names = ("confidence", "outcome", "probs", "labels")
+    (eval_confidence, eval_probs, ..., eval_sample_weight)."""
+    names = ("confidence", "outcome", "probs", "labels", "sample_weight")
     return {f"eval_{k}": value for k, value in inputs.items() if k in names}
 
 

@@ -10,6 +10,11 @@ two tests say when it is not:
 * **NLL**: the mean per-row rise of the log-loss exceeds 1.96 standard errors of the paired
   per-row differences (the same rows before and after), the one-sided 97.5% bound of a paired
   z-test.
+
+With sample weights the NLL's mean is the weighted mean of the paired differences and its
+standard error sqrt(n / (n - 1) sum w^2 (d - mean)^2) / sum w, over the n rows of positive
+weight: the usual (linearised) variance of a weighted mean, read as independent rows each
+carrying its weight (Kish 1965); equal weights give the unweighted standard error.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ def worse_beyond_noise(
     floor_after: NoiseFloor,
     loss_before: np.ndarray,
     loss_after: np.ndarray,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[Worse, ...]:
     """The instruments (ECE, NLL) the map made worse beyond noise (see the module docstring).
 
@@ -101,14 +107,25 @@ def worse_beyond_noise(
                 f"the noise floor after the map ({floor_after.p95:.4f})",
             )
         )
+    w = sample_weight
+    if w is not None:  # a row of weight 0 is left out (its loss may be infinite)
+        counted = w > 0
+        loss_before, loss_after, w = loss_before[counted], loss_after[counted], w[counted]
     # an infinite loss (a true label given probability 0) is reported by the ledger itself
     finite = bool(np.all(np.isfinite(loss_before)) and np.all(np.isfinite(loss_after)))
     if finite and loss_after.size >= 2:
         d = loss_after - loss_before
-        mean = float(d.mean())
-        bound = Z_BOUND * float(d.std(ddof=1)) / math.sqrt(d.size)
+        if w is None:
+            mean = float(d.mean())
+            bound = Z_BOUND * float(d.std(ddof=1)) / math.sqrt(d.size)
+        else:
+            mean, se = _weighted_mean_se(d, w)
+            bound = Z_BOUND * se
         if mean > 0.0 and mean > bound:
-            before, after = float(loss_before.mean()), float(loss_after.mean())
+            if w is None:
+                before, after = float(loss_before.mean()), float(loss_after.mean())
+            else:
+                before, after = _weighted_mean(loss_before, w), _weighted_mean(loss_after, w)
             out.append(
                 Worse(
                     "NLL",
@@ -121,3 +138,16 @@ def worse_beyond_noise(
                 )
             )
     return tuple(out)
+
+
+def _weighted_mean(x: np.ndarray, w: np.ndarray) -> float:
+    return float(np.sum(w * x) / np.sum(w))
+
+
+def _weighted_mean_se(d: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """The weighted mean of ``d`` and its standard error (see the module docstring)."""
+    total = float(np.sum(w))
+    mean = float(np.sum(w * d) / total)
+    n = d.size
+    var = n / (n - 1) * float(np.sum((w * (d - mean)) ** 2)) / total**2
+    return mean, math.sqrt(var)

@@ -78,6 +78,12 @@ def fit_predictions(
     ``clip`` moves probabilities into [clip, 1 - clip] before a map takes their logs (see
     :func:`check_clip`); ``check_logits=False`` insists that logit columns are logits.
 
+    A weight column (``read_predictions(..., weight=COLUMN)``, so ``preds.sample_weight``)
+    weighs everything: the split carries the weights, the map is fitted with those of the
+    calibration rows and the ledger judged with those of the held-out rows (with ``folds``,
+    each fold's map with the other folds' weights). The saved map is a map like any other: the
+    weights are not part of it.
+
     Examples
     --------
     >>> import numpy as np, pyarrow as pa
@@ -119,6 +125,7 @@ def fit_predictions(
         n_bins=n_bins,
         n_sims=n_sims,
         check_logits=check_logits,
+        sample_weight=getattr(preds, "sample_weight", None),
     )
 
 

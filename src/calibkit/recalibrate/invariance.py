@@ -125,7 +125,12 @@ class InvarianceReport:
 
 
 def check_invariance(
-    before: Any, after: Any, *, labels: Any = None, threshold: float = 0.5
+    before: Any,
+    after: Any,
+    *,
+    labels: Any = None,
+    threshold: float = 0.5,
+    sample_weight: Any = None,
 ) -> InvarianceReport:
     """Check exactly what a recalibration map changed.
 
@@ -141,6 +146,10 @@ def check_invariance(
     threshold : float
         The decision threshold of (N,) input: 0.5 for probabilities, 0 for logits. Compare like
         with like: both arrays must be on the scale the threshold is meant for.
+    sample_weight : array of shape (N,), optional
+        Weights of the rows (with ``labels``): the accuracy and the AUC are then weighted
+        (:func:`calibkit.accuracy`, :func:`calibkit.auc`); the row-wise checks still count
+        rows, every row of any weight, since a map must keep them all.
 
     Returns
     -------
@@ -181,9 +190,22 @@ def check_invariance(
     n = int(b.shape[0])
     n_classes = 2 if b.ndim == 1 else int(b.shape[1])
     y = None if labels is None else v.labels(labels, n=n, n_classes=n_classes, where=where)
+    w = v.sample_weight(sample_weight, n=n, where=where)
+    if w is not None and y is None:
+        raise InputError(
+            f"{where}: sample_weight weighs the accuracy and the AUC, which need labels; pass "
+            "labels= too, or leave out sample_weight."
+        )
     if b.ndim == 2:
-        return _multiclass(b, a, y, n_classes)
-    return _binary(b, a, y, float(threshold))
+        return _multiclass(b, a, y, n_classes, w)
+    return _binary(b, a, y, float(threshold), w)
+
+
+def _share(right: np.ndarray, w: np.ndarray | None) -> float:
+    """The (weighted) share of True in ``right``."""
+    if w is None:
+        return float(np.mean(right))
+    return float(np.sum(w[right]) / np.sum(w))
 
 
 def _changed(mask: np.ndarray) -> tuple[int, int | None]:
@@ -192,13 +214,13 @@ def _changed(mask: np.ndarray) -> tuple[int, int | None]:
 
 
 def _multiclass(
-    b: np.ndarray, a: np.ndarray, y: np.ndarray | None, n_classes: int
+    b: np.ndarray, a: np.ndarray, y: np.ndarray | None, n_classes: int, w: np.ndarray | None
 ) -> InvarianceReport:
     pred_b, pred_a = b.argmax(axis=1), a.argmax(axis=1)
     count, first = _changed(pred_b != pred_a)
     accuracy = None
     if y is not None:
-        accuracy = (float(np.mean(pred_b == y)), float(np.mean(pred_a == y)))
+        accuracy = (_share(pred_b == y, w), _share(pred_a == y, w))
     return _argmax_checks(int(b.shape[0]), n_classes, count, first, accuracy)
 
 
@@ -228,7 +250,7 @@ def _argmax_checks(
 
 
 def _binary(
-    b: np.ndarray, a: np.ndarray, y: np.ndarray | None, threshold: float
+    b: np.ndarray, a: np.ndarray, y: np.ndarray | None, threshold: float, w: np.ndarray | None
 ) -> InvarianceReport:
     order_b = np.argsort(b, kind="stable")
     order_a = np.argsort(a, kind="stable")
@@ -262,7 +284,7 @@ def _binary(
     )
     if y is not None:
         positive = y == 1
-        acc_b, acc_a = float(np.mean(dec_b == positive)), float(np.mean(dec_a == positive))
+        acc_b, acc_a = _share(dec_b == positive, w), _share(dec_a == positive, w)
         checks.append(
             InvarianceCheck(
                 "accuracy",
@@ -272,8 +294,9 @@ def _binary(
                 after=acc_a,
             )
         )
-        if positive.any() and not positive.all():
-            auc_b, auc_a = auc_score(b, y), auc_score(a, y)
+        counted = positive if w is None else positive[w > 0]
+        if counted.any() and not counted.all():
+            auc_b, auc_a = auc_score(b, y, sample_weight=w), auc_score(a, y, sample_weight=w)
             checks.append(
                 InvarianceCheck(
                     "auc",

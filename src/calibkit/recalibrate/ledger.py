@@ -27,7 +27,7 @@ from ._movable import _MEASURES, LIKELIHOOD_FITS, SQUARED_ERROR_FITS, _can_move
 from ._worse import row_losses, worse_beyond_noise
 from .invariance import check_invariance
 from .ledger_table import INSTRUMENTS, CalibrationLedger, LedgerRow, _fmt_worse
-from .split import _cross_fit, stratified_split
+from .split import _cross_fit, fit_weighted, stratified_split
 
 __all__ = [
     "LIKELIHOOD_FITS",
@@ -54,6 +54,8 @@ def compare_calibration(
     n_bins: int = 15,
     n_sims: int = 1000,
     check_logits: bool = True,
+    sample_weight: Any = None,
+    eval_sample_weight: Any = None,
 ) -> CalibrationLedger:
     """Fit a calibrator on calibration rows and judge it, BEFORE and AFTER, on rows it never saw.
 
@@ -89,12 +91,31 @@ def compare_calibration(
         summing to 1, or (N,) scores all in [0, 1]) are refused: read as logits they would give
         a wrong BEFORE and a wrong map. ``False`` (here, or the calibrator's own
         ``check_logits=False``) insists that they are logits, for the ledger and its fits.
+    sample_weight : array of shape (N,), optional
+        Finite, non-negative weights of the rows of ``scores`` (not all zero). The split (or the
+        folds) is drawn by label as without them and carries them: the map is fitted with the
+        weights of its calibration rows (``fit(..., sample_weight=)``), and the held-out rows of
+        ``scores`` are judged with theirs. With ``eval_scores`` they weigh the fit only.
+    eval_sample_weight : array of shape (N_eval,), optional
+        The weights of the rows of ``eval_scores`` (only with them).
 
     Returns
     -------
     CalibrationLedger
         ``str()`` prints the table (instrument, what it measures, BEFORE, AFTER, can the
         map move it?); ``to_dict()`` is JSON-ready.
+
+    Weights
+    -------
+    Every point estimate of the ledger (ECE, NLL, Brier, accuracy, AUC before and after, the
+    invariance check's accuracy and AUC) is the weighted measure of the held-out rows
+    (:func:`calibkit.ece`, :func:`calibkit.nll`, ... with ``sample_weight=``): with integer
+    weights, the number of the same split with each row repeated w times. ``n``, ``n_fit``
+    and ``n_eval`` count rows; ``weight_fit`` and ``weight_eval`` are their total weights.
+    The noise floor keeps each row's weight (:func:`calibkit.noise_floor`), and the NLL test
+    of ``worse`` uses the weighted mean of the paired per-row differences with its standard
+    error sqrt(n / (n - 1) sum w^2 (d - mean)^2) / sum w (n the rows of positive weight; the
+    unweighted one for equal weights): neither reads whole weights as repeated rows.
 
     Which rows can move
     -------------------
@@ -140,6 +161,9 @@ def compare_calibration(
     if check_scores is not None:  # before the split: a message names the user's own row
         check_scores(x, where=f"{type(calibrator).__name__}.fit")
     n = int(x.shape[0])
+    w = v.sample_weight(sample_weight, n=n, where=where)
+    w_fit: np.ndarray | None = w
+    w_eval: np.ndarray | None = w
     name = type(calibrator).__name__
     fold_parameters: tuple[dict[str, Any], ...] | None = None
     fraction: float | None = None
@@ -168,18 +192,29 @@ def compare_calibration(
             )
         if check_scores is not None:
             check_scores(x_eval, where=f"{type(calibrator).__name__}.predict_proba")
-        fitted = _clone(template).fit(x, y)
+        w_eval = v.sample_weight(
+            eval_sample_weight, n=int(x_eval.shape[0]), where=where, name="eval_sample_weight"
+        )
+        fitted = fit_weighted(_clone(template), x, y, w)
         after = _predict(fitted, x_eval, where=where)
         n_fit, n_eval = n, int(x_eval.shape[0])
         fitted_on = f"all {n} rows of scores"
         judged_on = f"the {n_eval} rows of eval_scores"
+    elif eval_sample_weight is not None:
+        raise InputError(
+            f"{where}: eval_sample_weight weighs the rows of eval_scores, but none were given; "
+            "the held-out rows of a split (or folds) are rows of scores and take their weights "
+            "from sample_weight."
+        )
     elif folds is not None:
         design = "cross-fit"
         folds = v.positive_int(folds, name="folds", where=where, minimum=2)
-        after, maps, _ = _cross_fit(template, x, y, folds=folds, seed=seed, where=where)
+        after, maps, _ = _cross_fit(
+            template, x, y, folds=folds, seed=seed, where=where, sample_weight=w
+        )
         after = _checked_output(after, x, name=name, where=where)
         fold_parameters = tuple(_state(m) for m in maps)
-        fitted = _clone(template).fit(x, y)
+        fitted = fit_weighted(_clone(template), x, y, w)
         x_eval, y_eval = x, y
         n_fit, n_eval = n, n
         fitted_on = (
@@ -189,9 +224,14 @@ def compare_calibration(
         judged_on = f"all {n} rows, each by the map fitted on the {folds - 1} other folds"
     else:
         design = "split"
-        cal, held = stratified_split(y, calibration_fraction=calibration_fraction, seed=seed)
+        if w is None:
+            cal, held = stratified_split(y, calibration_fraction=calibration_fraction, seed=seed)
+        else:
+            cal, held, w_fit, w_eval = stratified_split(
+                y, calibration_fraction=calibration_fraction, seed=seed, sample_weight=w
+            )
         fraction = float(calibration_fraction)
-        fitted = _clone(template).fit(x[cal], y[cal])
+        fitted = fit_weighted(_clone(template), x[cal], y[cal], w_fit)
         x_eval, y_eval = x[held], y[held]
         after = _predict(fitted, x_eval, where=where)
         n_fit, n_eval = int(cal.size), int(held.size)
@@ -209,17 +249,20 @@ def compare_calibration(
         )
     kind = "multiclass" if before.ndim == 2 else "binary"
     n_classes = 2 if before.ndim == 1 else int(before.shape[1])
-    nll_before = nll_score(x_eval, y_eval, from_logits=from_logits)
-    m_before = _measure(before, y_eval, n_bins=n_bins, n_sims=n_sims, seed=seed)
-    m_after = _measure(after, y_eval, n_bins=n_bins, n_sims=n_sims, seed=seed)
+    if w_fit is not None or w_eval is not None:
+        fitted_on, judged_on = _weighted_words(fitted_on, w_fit), _weighted_words(judged_on, w_eval)
+    nll_before = nll_score(x_eval, y_eval, from_logits=from_logits, sample_weight=w_eval)
+    m_before = _measure(before, y_eval, n_bins=n_bins, n_sims=n_sims, seed=seed, w=w_eval)
+    m_after = _measure(after, y_eval, n_bins=n_bins, n_sims=n_sims, seed=seed, w=w_eval)
     m_before["NLL"] = nll_before
-    m_after["NLL"] = _nll_after(after, y_eval, name=name, where=where)
+    m_after["NLL"] = _nll_after(after, y_eval, name=name, where=where, w=w_eval)
     worse = worse_beyond_noise(
         ece_before=m_before["ECE"],
         ece_after=m_after["ECE"],
         floor_after=m_after["floor"],
         loss_before=row_losses(x_eval, y_eval, from_logits=from_logits),
         loss_after=row_losses(after, y_eval, from_logits=False),
+        sample_weight=w_eval,
     )
     if worse:
         warnings.warn(
@@ -260,11 +303,13 @@ def compare_calibration(
         noise_floor_after=m_after["floor"],
         parameters=_state(fitted),
         fold_parameters=fold_parameters,
-        invariance=check_invariance(before, after, labels=y_eval),
+        invariance=check_invariance(before, after, labels=y_eval, sample_weight=w_eval),
         calibrator=fitted,
         fitted_on=fitted_on,
         judged_on=judged_on,
         worse=worse,
+        weight_fit=None if w_fit is None else float(w_fit.sum()),
+        weight_eval=None if w_eval is None else float(w_eval.sum()),
     )
 
 
@@ -355,31 +400,52 @@ def _probabilities(x: np.ndarray, *, from_logits: bool) -> np.ndarray:
     return softmax(x) if x.ndim == 2 else sigmoid(x)
 
 
+def _weighted_words(words: str, w: np.ndarray | None) -> str:
+    """The ledger's "fitted on" / "judged on" words, with the rows' total weight."""
+    if w is None:
+        return f"{words} (unweighted)"
+    return f"{words} (weighted: total weight {float(w.sum()):.6g})"
+
+
 def _measure(
-    p: np.ndarray, y: np.ndarray, *, n_bins: int, n_sims: int, seed: int
+    p: np.ndarray,
+    y: np.ndarray,
+    *,
+    n_bins: int,
+    n_sims: int,
+    seed: int,
+    w: np.ndarray | None = None,
 ) -> dict[str, Any]:
+    """ECE, its noise floor, Brier, accuracy and AUC of held-out rows (weighted by ``w``; the
+    AUC needs both outcomes among the rows of positive weight)."""
     if p.ndim == 2:
         conf, outcome = top_label(p, y)
     else:
         conf, outcome = p, y == 1
-    both = bool(outcome.any() and not outcome.all())
+    counted = outcome if w is None else outcome[w > 0]
+    both = bool(counted.any() and not counted.all())
     return {
-        "ECE": ece_score(conf, outcome, n_bins=n_bins),
-        "floor": noise_floor(conf, n_bins=n_bins, n_sims=n_sims, seed=seed),
-        "Brier": brier_score(p, y),
-        "accuracy": accuracy_score(p, y),
-        "AUC": auc_score(conf, outcome) if both else None,
+        "ECE": ece_score(conf, outcome, n_bins=n_bins, sample_weight=w),
+        "floor": noise_floor(conf, n_bins=n_bins, n_sims=n_sims, seed=seed, sample_weight=w),
+        "Brier": brier_score(p, y, sample_weight=w),
+        "accuracy": accuracy_score(p, y, sample_weight=w),
+        "AUC": auc_score(conf, outcome, sample_weight=w) if both else None,
     }
 
 
-def _nll_after(p: np.ndarray, y: np.ndarray, *, name: str, where: str) -> float:
-    """The NLL of the calibrated probabilities, with a warning in the ledger's words when a
-    held-out row gets probability exactly 0 for its label (the NLL is then infinite)."""
+def _nll_after(
+    p: np.ndarray, y: np.ndarray, *, name: str, where: str, w: np.ndarray | None = None
+) -> float:
+    """The NLL of the calibrated probabilities (weighted by ``w``), with a warning in the
+    ledger's words when a held-out row (of positive weight) gets probability exactly 0 for its
+    label (the NLL is then infinite)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CalibkitWarning)
-        value = nll_score(p, y)
+        value = nll_score(p, y, sample_weight=w)
     true = p[np.arange(p.shape[0]), y] if p.ndim == 2 else np.where(y == 1, p, 1.0 - p)
     zeros = true == 0.0
+    if w is not None:
+        zeros &= w > 0
     if zeros.any():
         count = int(np.count_nonzero(zeros))
         warnings.warn(

@@ -62,6 +62,8 @@ class CalibrationLedger:
     ``fold_parameters``). ``fitted_on`` and ``judged_on`` say so in words. ``worse`` lists
     the instruments (ECE, NLL) the map made worse on the held-out rows beyond noise (see
     :mod:`calibkit.recalibrate._worse`); each also gave a :class:`~calibkit.CalibkitWarning`.
+    ``n``, ``n_fit`` and ``n_eval`` count rows; ``weight_fit`` and ``weight_eval`` are the total
+    sample weight of the rows fitted on and judged on (None when unweighted).
     """
 
     method: str
@@ -87,6 +89,8 @@ class CalibrationLedger:
     fitted_on: str
     judged_on: str
     worse: tuple[Worse, ...] = ()
+    weight_fit: float | None = None
+    weight_eval: float | None = None
 
     def row(self, instrument: str) -> LedgerRow:
         """The row of one instrument: ``"ECE"``, ``"NLL"``, ``"Brier"``, ``"accuracy"``,
@@ -146,9 +150,10 @@ class CalibrationLedger:
     def notes(self) -> list[str]:
         """The lines printed under the table: data, binning, parameters, invariance."""
         floor_b, floor_a = self.noise_floor_before, self.noise_floor_after
+        weight = "" if self.weight_eval is None else f" (weight {self.weight_eval:.6g})"
         lines = [
             f"fitted on {self.fitted_on}; judged on {self.judged_on}.",
-            f"ECE: M = {self.n_bins} equal-width bins, N = {self.n_eval}, "
+            f"ECE: M = {self.n_bins} equal-width bins, N = {self.n_eval}{weight}, "
             f"{'top-label' if self.kind == 'multiclass' else 'P(label = 1)'}; floor = mean ECE "
             f"of a perfectly calibrated forecaster with the same confidences "
             f"({floor_b.n_sims} simulations; 95th percentile {floor_b.p95:.4f} before, "
@@ -174,6 +179,8 @@ class CalibrationLedger:
             "n": self.n,
             "n_fit": self.n_fit,
             "n_eval": self.n_eval,
+            **({} if self.weight_fit is None else {"weight_fit": self.weight_fit}),
+            **({} if self.weight_eval is None else {"weight_eval": self.weight_eval}),
             "calibration_fraction": self.calibration_fraction,
             "folds": self.folds,
             "seed": self.seed,

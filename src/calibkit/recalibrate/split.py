@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -21,9 +21,33 @@ from .._errors import InputError
 __all__ = ["cross_fit", "stratified_folds", "stratified_split"]
 
 
+@overload
 def stratified_split(
-    labels: Any, *, calibration_fraction: float = 0.5, seed: int | np.random.Generator = 0
-) -> tuple[np.ndarray, np.ndarray]:
+    labels: Any,
+    *,
+    calibration_fraction: float = ...,
+    seed: int | np.random.Generator = ...,
+    sample_weight: None = ...,
+) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+@overload
+def stratified_split(
+    labels: Any,
+    *,
+    calibration_fraction: float = ...,
+    seed: int | np.random.Generator = ...,
+    sample_weight: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+def stratified_split(
+    labels: Any,
+    *,
+    calibration_fraction: float = 0.5,
+    seed: int | np.random.Generator = 0,
+    sample_weight: Any = None,
+) -> tuple[np.ndarray, ...]:
     """Split rows into a calibration part and an evaluation part, class by class.
 
     Every class is shuffled (seeded) and cut at the same fraction, so both parts keep the class
@@ -39,11 +63,17 @@ def stratified_split(
         Share of each class that goes to the calibration part, strictly between 0 and 1.
     seed : int or numpy Generator
         The same seed gives the same indices.
+    sample_weight : array of shape (N,), optional
+        Finite, non-negative weights (:func:`calibkit._validate.sample_weight`). They do not
+        move the split (rows are assigned by label as without them); each side takes its rows'
+        weights, and each side must weigh more than 0.
 
     Returns
     -------
     (cal_idx, eval_idx) : two sorted int64 arrays
-        Disjoint row indices that together cover ``range(N)``.
+        Disjoint row indices that together cover ``range(N)``. With ``sample_weight``, four
+        arrays: ``(cal_idx, eval_idx, cal_weight, eval_weight)``, the weights of each side's
+        rows in the same order.
 
     Examples
     --------
@@ -56,10 +86,17 @@ def stratified_split(
     >>> cal, ev = stratified_split(y, seed=0)
     >>> len(cal), len(ev), int(y[cal].sum()), int(y[ev].sum())
     (63, 63, 9, 9)
+
+    With weights, the same rows and each side's weights:
+
+    >>> cal, ev, w_cal, w_ev = stratified_split(y, seed=0, sample_weight=np.full(126, 2.0))
+    >>> len(cal), float(w_cal.sum()), float(w_ev.sum())
+    (63, 126.0, 126.0)
     """
     where = "stratified_split"
     fraction = _fraction(calibration_fraction, where=where)
     y = class_labels(labels, where=where)
+    w = v.sample_weight(sample_weight, n=y.size, where=where)
     rng = v.seed_or_rng(seed, where=where)
     classes, inverse, counts = _classes(y, where=where, what="both parts contain it")
     grouped = _grouped_order(inverse, rng)
@@ -77,7 +114,27 @@ def stratified_split(
     cls = inverse[grouped]
     rank = np.arange(y.size) - starts[cls]
     to_cal = rank < n_cal[cls]
-    return np.sort(grouped[to_cal]), np.sort(grouped[~to_cal])
+    cal, held = np.sort(grouped[to_cal]), np.sort(grouped[~to_cal])
+    if w is None:
+        return cal, held
+    return cal, held, *_side_weights(w, cal, held, where=where)
+
+
+def _side_weights(
+    w: np.ndarray, cal: np.ndarray, held: np.ndarray, *, where: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The weights of each side of a split; a side whose rows all weigh 0 is refused."""
+    w_cal, w_held = w[cal], w[held]
+    for side, rows, weights in (("calibration", cal, w_cal), ("evaluation", held, w_held)):
+        if not (weights > 0).any():
+            raise InputError(
+                f"{where}: every one of the {rows.size} rows of the {side} part weighs 0 "
+                f"(sample_weight; first row {int(rows[0])}), so it has nothing to "
+                f"{'fit' if side == 'calibration' else 'judge'}. Give those rows positive "
+                "weights, change the seed or calibration fraction, or pass a separate "
+                "evaluation set."
+            )
+    return w_cal, w_held
 
 
 def stratified_folds(
@@ -125,6 +182,7 @@ def cross_fit(
     *,
     folds: int = 5,
     seed: int | np.random.Generator = 0,
+    sample_weight: Any = None,
 ) -> np.ndarray:
     """Out-of-fold calibrated probabilities: each row calibrated by a map fitted on the other
     folds.
@@ -147,6 +205,10 @@ def cross_fit(
         Number of folds, at least 2.
     seed : int or numpy Generator
         Seed of the fold assignment (:func:`stratified_folds`).
+    sample_weight : array of shape (N,), optional
+        Finite, non-negative weights: each fold's map is fitted with the weights of the other
+        folds' rows (``fit(..., sample_weight=)``). The folds are assigned by label, as
+        without weights.
 
     Returns
     -------
@@ -163,7 +225,9 @@ def cross_fit(
     >>> p.shape, bool(ck.nll(p, y) < ck.nll(s, y, from_logits=True))
     ((200,), True)
     """
-    return _cross_fit(make, scores, labels, folds=folds, seed=seed, where="cross_fit")[0]
+    return _cross_fit(
+        make, scores, labels, folds=folds, seed=seed, where="cross_fit", sample_weight=sample_weight
+    )[0]
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -181,6 +245,14 @@ def class_labels(labels: Any, *, where: str, n: int | None = None) -> np.ndarray
             n_classes = int(top) + 1
     length = n if n is not None else (arr.shape[0] if arr.ndim else 0)
     return v.labels(arr, n=length, n_classes=n_classes, where=where)
+
+
+def fit_weighted(calibrator: Any, x: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> Any:
+    """``calibrator.fit(x, y)``, with ``sample_weight=w`` when there are weights (a calibrator
+    of the user's own that takes none still fits unweighted rows)."""
+    if w is None:
+        return calibrator.fit(x, y)
+    return calibrator.fit(x, y, sample_weight=w)
 
 
 def _fraction(value: Any, *, where: str) -> float:
@@ -243,8 +315,10 @@ def _cross_fit(
     folds: int,
     seed: int | np.random.Generator,
     where: str,
+    sample_weight: Any = None,
 ) -> tuple[np.ndarray, list[Any], np.ndarray]:
-    """Out-of-fold probabilities, the fitted map of each fold, and each row's fold."""
+    """Out-of-fold probabilities, the fitted map of each fold (fitted with the other folds'
+    weights), and each row's fold."""
     factory = _factory(make, where=where)
     x = v.to_numpy(scores, name="scores", where=where)
     if x.ndim not in (1, 2) or x.shape[0] == 0:
@@ -253,13 +327,14 @@ def _cross_fit(
         )
     n_classes = 2 if x.ndim == 1 else int(x.shape[1])
     y = v.labels(labels, n=x.shape[0], n_classes=n_classes, where=where)
+    w = v.sample_weight(sample_weight, n=y.size, where=where)
     fold = stratified_folds(y, folds=folds, seed=seed)
     out: np.ndarray | None = None
     fitted = []
     for k in range(int(fold.max()) + 1):
         held = fold == k
         calibrator = factory()
-        calibrator.fit(x[~held], y[~held])
+        fit_weighted(calibrator, x[~held], y[~held], None if w is None else w[~held])
         pred = np.asarray(calibrator.predict_proba(x[held]))
         if out is None:
             out = np.empty((x.shape[0], *pred.shape[1:]), dtype=np.float64)

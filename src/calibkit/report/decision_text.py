@@ -77,8 +77,15 @@ def render_decision(decisions: Decisions, console: Console) -> None:
     actions, the guaranteed-risk threshold and the binary threshold table."""
     split = decisions.split
     console.print(Text.assemble(("calibkit decide", "bold"), f": {decisions.source}"))
+    weights = ("", "")
+    if "weight_choose" in split:
+        weights = (
+            f" (weight {split['weight_choose']:.6g})",
+            f" (weight {split['weight_report']:.6g})",
+        )
     console.print(
-        f"choosing on {split['n_choose']} rows, reporting on {split['n_report']} (split by "
+        f"choosing on {split['n_choose']} rows{weights[0]}, reporting on {split['n_report']}"
+        f"{weights[1]} (split by "
         f"{split['stratified_by']}, fraction {split['calibration_fraction']:g}, seed "
         f"{split['seed']})"
     )

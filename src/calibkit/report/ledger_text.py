@@ -42,10 +42,12 @@ def ledger_verdict(ledger: CalibrationLedger, out: str | Path) -> str:
 
     floor = ledger.noise_floor_after.mean
     worse = " and ".join(w.instrument for w in ledger.worse)
+    weight_eval = getattr(ledger, "weight_eval", None)  # a ledger-like object may have none
+    weight = "" if weight_eval is None else f" (weight {weight_eval:.6g})"
+    worse_text = f", WORSE beyond noise in {worse}" if worse else ""
     return (
         f"{ledger.describe()}: {change('ECE')} (floor {floor:.4f}), {change('NLL')} on "
-        f"{ledger.n_eval} held-out rows{f', WORSE beyond noise in {worse}' if worse else ''}; "
-        f"wrote {out}."
+        f"{ledger.n_eval} held-out rows{weight}{worse_text}; wrote {out}."
     )
 
 
