@@ -81,6 +81,7 @@ from ._entry import Entry, entry, retagged
 from ._formats import EXTENSIONS, format_from_extension, resolve_format
 from ._frames import FrameSource, frame_kind, is_frame
 from ._named import naming_columns
+from ._problems import missing_values
 from ._read import (
     COLUMN_ROLES,
     FORMATS,
@@ -119,6 +120,7 @@ __all__ = [
     "format_from_extension",
     "frame_kind",
     "is_frame",
+    "missing_values",
     "naming_columns",
     "open_any",
     "open_source",
