@@ -184,3 +184,27 @@ def test_bad_by_is_refused_with_how_to_fix_it(tmp_path):
     df.to_parquet(path)
     with pytest.raises(ck.InputError, match=r"by= runs on the memory engine.*ck.monitor"):
         ck.audit(path, engine="duckdb", by="site")
+
+
+def test_small_multiples_share_their_axes_and_mark_the_flagged_group():
+    from calibkit.report.grouped import grouped_diagrams
+    from calibkit.report.html import render_report
+
+    rng = np.random.default_rng(12)
+    p, y = _calibrated(rng, 1500)
+    g = np.repeat(["a", "b", "c", "d", "e"], 300)
+    bad = g == "c"
+    y[bad] = (rng.random(bad.sum()) < p[bad] ** 2).astype(int)
+    out = ck.audit(p, y, by=g, **FAST)
+    fig = grouped_diagrams(out)
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(shown) == 5
+    assert {ax.get_ylim() for ax in shown} == {shown[0].get_ylim()}
+    assert {ax.get_xlim() for ax in shown} == {shown[0].get_xlim()}
+    titled = [ax.get_title().splitlines()[0] for ax in shown]
+    assert titled == ["a", "b", "c (beyond noise)", "d", "e"]
+    assert f"ECE {out.groups['c'].ece:.3f}" in shown[2].get_title()
+    with pytest.raises(
+        ck.InputError, match=r"grouped= takes the result of ck.audit\(\.\.\., by=\)"
+    ):
+        render_report(grouped=out.pooled)

@@ -142,17 +142,20 @@ class GroupedAudit:
             f"({self.n_sims_flag} simulations)"
         )
 
-    def __str__(self) -> str:
+    def table_lines(self) -> list[str]:
+        """The header and :meth:`rows` as aligned text, one line each."""
         rows = [self.HEADER, *self.rows()]
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.HEADER))]
-        lines = [
+        return [
             "  ".join(
                 cell.ljust(w) if i == 0 else cell.rjust(w)
                 for i, (cell, w) in enumerate(zip(r, widths, strict=True))
             ).rstrip()
             for r in rows
         ]
-        lines += ["", self.note()]
+
+    def __str__(self) -> str:
+        lines = [*self.table_lines(), "", self.note()]
         lines += [
             f"note: {group_label(g)}: {text}" for g, texts in self.notes.items() for text in texts
         ]
