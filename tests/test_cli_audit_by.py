@@ -94,3 +94,17 @@ def test_by_bad_input_is_one_line(preds, tmp_path):
         runner.invoke(app, ["audit", str(holed), "--by", "site"]),
         "audit: column 'site' has 1 missing value (null/empty/NaN), first at row 5",
     )
+
+
+def test_the_readme_table_is_what_the_command_prints():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    data = root / "examples" / "data" / "llm_stated_confidence.parquet"
+    args = ["audit", str(data), "--confidence", "stated_confidence", "--correct", "correct"]
+    result = runner.invoke(app, [*args, "--by", "qset"])
+    assert result.exit_code == 0, result.output
+    table = [line.rstrip() for line in result.stdout.splitlines()[2:9]]
+    assert table[0].startswith("group") and table[-1].startswith("all")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "\n".join(table) in readme
