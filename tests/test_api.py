@@ -29,6 +29,7 @@ EXPECTED = [
     "Forecast",
     "GroupCalibrationLedger",
     "GroupCalibrator",
+    "GroupedAudit",
     "HistogramBinning",
     "InputError",
     "InvarianceReport",

@@ -152,3 +152,52 @@ def test_two_weight_columns_are_refused():
     df = pd.DataFrame({"p": [0.2, 0.7], "y": [0, 1], "w": [1, 2], "v": [1, 1]})
     with pytest.raises(ck.InputError, match="name two weight columns"):
         ck.audit(df, columns={"probs": "p", "label": "y", "weight": "v"}, sample_weight="w")
+
+
+def test_grouped_audit_weighs_every_group(tmp_path):
+    p, y, w = _binary()
+    groups = np.where(np.arange(p.size) % 3 == 0, "a", "b")
+    g = ck.audit(p, y, by=groups, sample_weight=w, n_boot=20, n_sims=20)
+    for name in ("a", "b"):
+        rows = groups == name
+        alone = ck.audit(p[rows], y[rows], sample_weight=w[rows], n_boot=20, n_sims=20)
+        assert g.groups[name].ece == pytest.approx(alone.ece, rel=1e-12)
+        assert g.groups[name].accuracy == pytest.approx(alone.accuracy, rel=1e-12)
+    assert g.pooled.ece == pytest.approx(ck.audit(p, y, sample_weight=w, n_boot=20).ece)
+    # the command line: --by with --weight reads the weight column for every group
+    from typer.testing import CliRunner
+
+    from calibkit.cli import app
+
+    path = tmp_path / "g.csv"
+    pd.DataFrame({"prob": p, "label": y, "w": w, "site": groups}).to_csv(path, index=False)
+    out = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            str(path),
+            "--probs",
+            "prob",
+            "--label",
+            "label",
+            "--weight",
+            "w",
+            "--by",
+            "site",
+            "--json",
+            "--n-boot",
+            "20",
+            "--n-sims",
+            "20",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    import json
+
+    doc = json.loads(out.stdout)
+    eces = (
+        {d["group"]: d["ece"] for d in doc["groups"]}
+        if isinstance(doc["groups"], list)
+        else {k: v["ece"] for k, v in doc["groups"].items()}
+    )
+    assert eces["a"] == pytest.approx(g.groups["a"].ece, rel=1e-12)

@@ -11,7 +11,7 @@ from typing import Any
 
 from ._errors import CalibkitWarning, InputError, NotFittedError
 from ._version import __version__ as __version__
-from .audit import Audit, audit
+from .audit import Audit, GroupedAudit, audit
 from .decide import (
     ActionChoice,
     BinaryPolicyTable,
@@ -160,6 +160,7 @@ __all__ = [
     "Forecast",
     "GroupCalibrationLedger",
     "GroupCalibrator",
+    "GroupedAudit",
     "HistogramBinning",
     "InputError",
     "InvarianceReport",

@@ -24,9 +24,10 @@ import numpy as np
 from . import _validate as v
 from ._errors import InputError
 from .engines import Binning
-from .io import column_list, entry, naming_columns, retagged
+from .engines.groups import group_label
+from .io import entry, naming_columns, retagged
 from .measure.bins import BinStats, Edges
-from .measure.change import ChangeBand, ece_change_band
+from .measure.change import ChangeBand, ece_change_band, per_test_level
 from .measure.errors import ece_from_stats
 from .measure.uncertainty import (
     BOOTSTRAP_FROM_STATS,
@@ -191,16 +192,6 @@ class Monitor:
         }
 
 
-def group_label(value: Any) -> Any:
-    """A group value as JSON and people read it (dates as ISO text, numpy scalars as Python)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if hasattr(value, "isoformat"):
-        text = value.isoformat()
-        return text[:10] if text.endswith("T00:00:00") or text.endswith(" 00:00:00") else text
-    return value
-
-
 # ----------------------------------------------------------------------------- entry point
 
 
@@ -275,7 +266,7 @@ def monitor(
         if engine is None
         else v.choice(engine, name="engine", allowed=("memory", "duckdb", "spark"), where=where)
     )
-    from .engines.groups import group_sums
+    from .engines.groups import group_sums, table_groups
 
     given = entry(
         data,
@@ -291,7 +282,7 @@ def monitor(
     by_name = None
     if given.source is not None and given.read is not None:  # a table: its columns, by name
         with retagged(where):
-            by, by_name = _table_groups(given.source, by, time, where)
+            by, by_name = table_groups(given.source, by, time, where)
         data, labels, columns, time = given.data, given.labels, None, None
         from_logits = given.from_logits
         named = naming_columns(given.read.columns, labels=given.labels)
@@ -314,7 +305,7 @@ def monitor(
         raise InputError(f"{where}: the input has no rows, so no groups.")
     ref_name, ref_stats = _reference(reference, sums, where)
     compared = len(sums.groups) - (1 if ref_name.startswith("group ") else 0)
-    per_group = 1.0 - (1.0 - level) / max(compared, 1)
+    per_group = per_test_level(level, compared)
     rng = np.random.default_rng(seed)
     groups = []
     for key, stats, correct in zip(sums.groups, sums.stats, sums.n_correct, strict=True):
@@ -349,25 +340,6 @@ def monitor(
         level=per_group,
         family_level=level,
         engine=engine,
-    )
-
-
-def _table_groups(src: Any, by: Any, time: str | None, where: str) -> tuple[Any, str]:
-    """The group of each row of a table, and what the grouping is called: the column ``by``,
-    or the day, week or month of the time column (as for a file: ``engines.groups``)."""
-    from .engines.groups import PERIODS, check_time_option, group_column, time_column, truncate
-
-    if not isinstance(by, str):
-        return by, "group"
-    check_time_option(by, list(src.names), time, where)
-    if by in src.names and time is None:
-        return group_column(src, by), by
-    if by in PERIODS:
-        column = time_column(list(src.names), time, where)
-        return truncate(group_column(src, column), by, column, where), f"{by} of {column}"
-    raise InputError(
-        f"{where}: by={by!r} is neither a column of {src.shown_as} ({column_list(src.names)}) "
-        f"nor a period ({', '.join(PERIODS)})."
     )
 
 

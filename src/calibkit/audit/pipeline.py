@@ -4,40 +4,67 @@ reduce to a forecast, let the engine sum it, compute the audit from the sums."""
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import numpy as np
+from typing import Any, overload
 
 from .. import _validate as v
 from ..engines import Binning, summarize_with_engine
 from ..forecasts import batches_source, is_stream
 from ..io import entry, naming_columns
-from ..measure.distinct import (
-    MAX_ROWS,
-    MAX_STREAM_ROWS,
-    NOT_ON_SQL,
-    TOO_MANY_ROWS,
-    distinct_measures,
-)
-from ..measure.errors import debiased_squared_ce_from_stats, ece_from_stats
-from ..measure.intervals import INTERVALS
-from ..measure.reliability import ReliabilityTable
-from ..measure.scores import decompose_stats
-from ..measure.summary import HL_GROUPS, Summary
-from ..measure.uncertainty import (
-    BOOTSTRAP_FROM_STATS,
-    BootstrapInterval,
-    bootstrap_from_stats,
-    hosmer_lemeshow_from_stats,
-    noise_floor_from_stats,
-    spiegelhalter_from_stats,
-)
+from .grouped import GroupedAudit
 from .result import Audit
+from .summary import AUDIT_STAGES, Stages, audit_from_summary, checked_settings
 
 __all__ = ["AUDIT_STAGES", "audit", "audit_from_summary"]
 
-AUDIT_STAGES = ("sums", "bootstrap interval", "noise floor", "tests")
+
+@overload
+def audit(
+    probs: Any,
+    labels: Any = None,
+    *,
+    from_logits: bool = False,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    edges: Any = None,
+    interval: str | None = "wilson",
+    level: float = 0.95,
+    n_boot: int = 1000,
+    n_sims: int = 1000,
+    seed: int = 0,
+    progress: Callable[[str, int, int], None] | None = None,
+    engine: str | None = None,
+    columns: Mapping[str, Any] | None = None,
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    by: None = None,
+) -> Audit: ...
+
+
+@overload
+def audit(
+    probs: Any,
+    labels: Any = None,
+    *,
+    from_logits: bool = False,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    edges: Any = None,
+    interval: str | None = "wilson",
+    level: float = 0.95,
+    n_boot: int = 1000,
+    n_sims: int = 1000,
+    seed: int = 0,
+    progress: Callable[[str, int, int], None] | None = None,
+    engine: str | None = None,
+    columns: Mapping[str, Any] | None = None,
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    by: Any,
+) -> GroupedAudit: ...
 
 
 def audit(
@@ -59,8 +86,9 @@ def audit(
     columns: Mapping[str, Any] | None = None,
     pos_label: Any = None,
     sample_weight: Any = None,
-) -> Audit:
-    """Audit the calibration of a model's predictions.
+    by: Any = None,
+) -> Audit | GroupedAudit:
+    """Audit the calibration of a model's predictions (with ``by=``, of each group too).
 
     Parameters
     ----------
@@ -103,6 +131,14 @@ def audit(
         integer weights, the numbers of the rows repeated; intervals, noise floor and tests
         use Kish's effective sample size (see docs/weights.md). The table keeps the raw count
         of each bin beside its weight.
+    by : str or array, optional
+        Audit each group as well: an array of one group value per row, or the name of a column
+        of the table or file audited. Returns a :class:`GroupedAudit`: the audit of all rows
+        (``.pooled``), one per group over the same bins (``.groups``; the quantile edges of all
+        rows with ``strategy="quantile"``), and the groups whose ECE exceeds their own noise
+        floor at the family-wise ``level`` (``.flagged``; Bonferroni over the groups compared,
+        as :func:`calibkit.monitor` corrects). Runs on the memory engine; a missing group
+        value is refused with its row.
 
     Examples
     --------
@@ -121,8 +157,26 @@ def audit(
     ...              n_boot=200, n_sims=200)
     >>> b.ece == a.ece
     True
+
+    By group: the second half of the rows is overconfident (the event happens far less often
+    than forecast), the first half is calibrated:
+
+    >>> half = np.repeat(["calibrated", "drifted"], 250)
+    >>> y2 = np.where(half == "drifted", (rng.random(500) < p**3).astype(int), y)
+    >>> g = ck.audit(p, y2, by=half, n_boot=200, n_sims=200)
+    >>> g.flagged, [a.n for a in g.groups.values()], g.pooled.n
+    (('drifted',), [250, 250], 500)
     """
     where = "audit"
+    if by is not None and (engine not in (None, "memory") or is_stream(probs)):
+        raise v.InputError(
+            f"{where}: by= runs on the memory engine (arrays, a table, or a file read into "
+            f"memory), not on {'a stream' if engine in (None, 'stream') else repr(engine)}; "
+            "leave engine= out, or use ck.monitor(data, by=..., engine=...) for each group's "
+            "ECE and noise floor at scale."
+        )
+    path = probs if isinstance(probs, (str, os.PathLike)) else None
+    fmt = None if columns is None else columns.get("format")
     if labels is None and (source := batches_source(probs)) is not None:
         probs = source
     if isinstance(sample_weight, str):  # a column of the table or file
@@ -148,10 +202,26 @@ def audit(
     binning = Binning.checked(
         n_bins=n_bins, strategy=strategy, closed=closed, edges=edges, where=where
     )
-    checked = _settings(interval=interval, level=level, n_boot=n_boot, n_sims=n_sims, seed=seed)
+    checked = checked_settings(
+        interval=interval, level=level, n_boot=n_boot, n_sims=n_sims, seed=seed
+    )
     in_memory = engine in (None, "memory") and not is_stream(probs)
-    stages = _Stages(progress if in_memory else None)
+    stages = Stages(progress if in_memory else None)
     stages.next()
+    if by is not None:
+        from .groups import audit_by
+
+        return audit_by(
+            given,
+            path,
+            fmt,
+            by,
+            binning=binning,
+            checked=checked,
+            stages=stages,
+            where=where,
+            sample_weight=sample_weight,
+        )
     named = (
         naming_columns(given.read.columns, labels=given.labels)
         if given.read is not None
@@ -170,111 +240,3 @@ def audit(
             sample_weight=sample_weight,
         )
     return audit_from_summary(summary, **checked, stages=stages)
-
-
-class _Stages:
-    """Reports the in-memory audit's stages (:data:`AUDIT_STAGES`) to a progress callback; an
-    engine reports its own."""
-
-    def __init__(self, progress: Callable[[str, int, int], None] | None) -> None:
-        self.progress, self.done = progress, 0
-
-    def next(self) -> None:
-        if self.progress is None:
-            return
-        total = len(AUDIT_STAGES)
-        stage = AUDIT_STAGES[self.done] if self.done < total else "done"
-        self.progress(stage, self.done, total)
-        self.done += 1
-
-
-def _settings(
-    *, interval: str | None, level: float, n_boot: int, n_sims: int, seed: int
-) -> dict[str, Any]:
-    where = "audit"
-    return {
-        "interval": None
-        if interval is None
-        else v.choice(interval, name="interval", allowed=INTERVALS, where=where),
-        "level": v.level(level, where=where),
-        "n_boot": v.positive_int(n_boot, name="n_boot", where=where),
-        "n_sims": v.positive_int(n_sims, name="n_sims", where=where),
-        "seed": v.positive_int(seed, name="seed", where=where, minimum=0),
-    }
-
-
-def audit_from_summary(
-    summary: Summary,
-    *,
-    interval: str | None = "wilson",
-    level: float = 0.95,
-    n_boot: int = 1000,
-    n_sims: int = 1000,
-    seed: int = 0,
-    stages: _Stages | None = None,
-) -> Audit:
-    """The audit computed from a :class:`~calibkit.measure.summary.Summary` alone: what
-    :func:`audit` returns for every engine (memory included), so engines can differ only in the
-    rounding of their sums. The ECE interval is the bootstrap of the bin sums and the noise floor
-    simulates each bin's outcome total from its sums (their ``method`` says so)."""
-    stages = stages or _Stages(None)
-    checked = _settings(interval=interval, level=level, n_boot=n_boot, n_sims=n_sims, seed=seed)
-    interval, level = checked["interval"], checked["level"]
-    n_boot, n_sims, seed = checked["n_boot"], checked["n_sims"], checked["seed"]
-    stats = summary.stats
-    if stats.n == 0:
-        raise v.InputError("audit: no forecasts to audit (the input held no rows).")
-    stages.next()
-    rng = np.random.default_rng(seed)
-    values = bootstrap_from_stats(stats, "l1", n_boot, rng)
-    alpha = 1.0 - level
-    low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    ece = ece_from_stats(stats)
-    n = stats.n
-    mass = summary.mass
-    stages.next()
-    floor = noise_floor_from_stats(stats, n_sims=n_sims, seed=seed)
-    stages.next()
-    tests = (
-        spiegelhalter_from_stats(stats, variance=summary.spiegelhalter_variance),
-        hosmer_lemeshow_from_stats(summary.deciles, requested=HL_GROUPS),
-    )
-    distinct = None if summary.pooled is None else distinct_measures(summary.pooled)
-    distinct_note: tuple[str, ...] = ()
-    if summary.pooled is None:
-        why = NOT_ON_SQL if summary.engine in ("duckdb", "spark") else TOO_MANY_ROWS
-        limit = MAX_STREAM_ROWS if summary.engine == "stream" else MAX_ROWS
-        distinct_note = (why.format(engine=summary.engine, n=n, limit=limit),)
-    stages.next()
-    return Audit(
-        kind=summary.kind,
-        n_classes=summary.n_classes,
-        table=ReliabilityTable(
-            stats, summary.binning.strategy, summary.binning.requested, interval, level
-        ),
-        ece=ece,
-        ece_interval=BootstrapInterval(
-            ece, float(low), float(high), level, n_boot, seed, BOOTSTRAP_FROM_STATS
-        ),
-        noise_floor=floor,
-        mce=ece_from_stats(stats, norm="max"),
-        rmsce=ece_from_stats(stats, norm="l2"),
-        debiased_squared_ce=debiased_squared_ce_from_stats(stats),
-        classwise_ece=(
-            float(np.mean([ece_from_stats(s) for s in summary.classwise]))
-            if summary.classwise
-            else None
-        ),
-        brier=summary.brier_sum / mass,
-        brier_decomposition=decompose_stats(stats),
-        nll=summary.nll_sum / mass,
-        auc=summary.auc,
-        accuracy=summary.accuracy,
-        mean_confidence=float(stats.sum_conf.sum() / mass),
-        tests=tests,
-        seed=seed,
-        calibration_slope=None if summary.slope is None else summary.slope.at_level(level),
-        auc_error=summary.auc_error,
-        notes=summary.notes + distinct_note,
-        distinct=distinct,
-    )

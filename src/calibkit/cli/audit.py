@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from .._errors import InputError
+from ..audit import GroupedAudit
 from ..audit import audit as run_audit
 from ._common import (
     _BINNING,
@@ -90,6 +91,14 @@ def audit(
     seed: SeedOption = 0,
     n_boot: NBootOption = 1000,
     n_sims: NSimsOption = 1000,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            help="Audit each group of this column too (same bins; groups beyond their noise "
+            "floor flagged at the family-wise --level, Bonferroni). Memory engine only.",
+            show_default=False,
+        ),
+    ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the audit as JSON (only that, on stdout).")
     ] = False,
@@ -188,6 +197,18 @@ def audit(
             f"audit: {', '.join(given)} only go(es) into the calibration record; pass --record "
             "PATH (or --html PATH) to write one."
         )
+    if by is not None:
+        if engine is not Engine.memory:
+            _fail(
+                f"audit: --by runs on the memory engine, not --engine {engine.value}; leave out "
+                "--engine, or run calibkit monitor FILE --by COLUMN --engine "
+                f"{engine.value} for each group's ECE and noise floor at scale."
+            )
+        if record is not None or calibrator is not None:
+            _fail(
+                "audit: --record writes the record of one audit; with --by, audit the rows "
+                "without --by to record them (or leave out --record and --calibrator)."
+            )
     if split_seed is not None and split is None:
         _fail("audit: --split-seed goes with --split, the method of the split it seeded.")
     for path in (record, html):
@@ -214,7 +235,33 @@ def audit(
                 n_sims=n_sims,
                 seed=seed,
             )
-            if engine is not Engine.memory:
+            if by is not None:
+                grouped = _audit_by(
+                    file,
+                    by,
+                    fmt=fmt,
+                    settings=settings,
+                    pos_label=positive,
+                    columns=_columns(
+                        label=label,
+                        probs=probs,
+                        logits=logits,
+                        confidence=confidence,
+                        correct=correct,
+                        prediction=prediction,
+                        weight=weight,
+                    ),
+                )
+                if write_report is not None:
+                    title = f"calibkit audit by {by}: {file.name}"
+                    _write(
+                        lambda: write_report(
+                            html, audit=grouped.pooled, grouped=grouped, title=title
+                        ),
+                        html,
+                        "audit",
+                    )
+            elif engine is not Engine.memory:
                 columns = _columns(
                     label=label,
                     probs=probs,
@@ -262,7 +309,7 @@ def audit(
                         **settings,
                     )
             document = None
-            if record is not None or html is not None:
+            if by is None and (record is not None or html is not None):
                 from ..record import calibration_record, write_record
 
                 document = calibration_record(
@@ -281,7 +328,7 @@ def audit(
                 )
             if record is not None and document is not None:
                 _write(lambda: write_record(record, document), record, "audit")
-            if write_report is not None:
+            if write_report is not None and by is None:
                 title = f"calibkit audit: {source}"
                 _write(
                     lambda: write_report(html, audit=result, record=document, title=title),
@@ -292,6 +339,9 @@ def audit(
             _fail(str(exc))
     _echo_warnings(caught)
 
+    if by is not None:
+        _print_grouped(grouped, file, json_out=json_out, quiet=quiet, html=html)
+        return
     if json_out:
         typer.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False))
         return
@@ -305,6 +355,39 @@ def audit(
     console = Console(highlight=False)
     render_audit(result, console, source=source)
     _wrote(console, record=record, html=html)
+
+
+def _audit_by(
+    file: Path,
+    by: str,
+    *,
+    fmt: str | None,
+    settings: dict[str, Any],
+    pos_label: str | None,
+    columns: dict[str, Any],
+) -> GroupedAudit:
+    """``ck.audit(FILE, by=COLUMN)`` with the command's column options."""
+    if fmt is not None:
+        columns["format"] = fmt
+    return run_audit(file, by=by, columns=columns or None, pos_label=pos_label, **settings)
+
+
+def _print_grouped(
+    grouped: GroupedAudit, file: Path, *, json_out: bool, quiet: bool, html: Path | None
+) -> None:
+    if json_out:
+        typer.echo(json.dumps(grouped.to_dict(), indent=2, allow_nan=False))
+        return
+    if quiet:
+        typer.echo(grouped.verdict())
+        return
+    from rich.console import Console
+
+    from ..report.grouped import render_grouped
+
+    console = Console(highlight=False)
+    render_grouped(grouped, console, source=file.name)
+    _wrote(console, html=html)
 
 
 #: Inputs at least this large get a progress bar (on a terminal): their audit takes seconds.

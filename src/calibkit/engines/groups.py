@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
-from ..io import column_options
+from ..io import column_list, column_options, missing_values
 from ..measure import temperature as tm
 from ..measure.bins import (
     BinStats,
@@ -44,6 +44,16 @@ class GroupSums:
     #: The binary event binned ("top-label" or "binary"), as a calibration record names it.
     event: str = "top-label"
     correct_weight: list[float] | None = None
+
+
+def group_label(value: Any) -> Any:
+    """A group value as JSON and people read it (dates as ISO text, numpy scalars as Python)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if hasattr(value, "isoformat"):
+        text = value.isoformat()
+        return text[:10] if text.endswith("T00:00:00") or text.endswith(" 00:00:00") else text
+    return value
 
 
 def group_sums(
@@ -229,7 +239,7 @@ def _memory_groups(
     if labels is None:
         raise InputError(f"{where}: pass the labels with the predictions.")
     f = prepare(data, labels, from_logits=from_logits, where=where)
-    keys = _group_keys(by, f.conf.size, where)
+    keys = group_keys(by, f.conf.size, where)
     made = _shared_edges(
         binning,
         where,
@@ -255,7 +265,7 @@ def _memory_groups(
     return GroupSums(label, groups.tolist(), stats, correct, made, fits, f.kind)
 
 
-def _group_keys(by: Any, n: int, where: str) -> np.ndarray:
+def group_keys(by: Any, n: int, where: str) -> np.ndarray:
     """The group of every prediction: numbers, text, dates or times (a group value may be any
     of these, unlike the numbers of ``_validate.to_numpy``); missing groups are refused."""
     if by is None or isinstance(by, (str, bytes)):
@@ -299,25 +309,33 @@ def _group_keys(by: Any, n: int, where: str) -> np.ndarray:
 def _read_file(
     path: Path, by: Any, columns: Mapping[str, Any] | None, time: str | None, where: str
 ) -> tuple[Any, Any, bool, Any, str]:
-    from ..io import open_source, read_predictions, resolve_format
+    from ..io import read_predictions
 
     options = dict(columns or {})
     preds = read_predictions(path, **options)
-    fmt = resolve_format(path, options.get("format"))
-    with open_source(path, fmt) as src:
+    keys, label = file_groups(path, by, options.get("format"), time, where)
+    return preds.scores, preds.labels, preds.kind == "logits", keys, label
+
+
+def file_groups(
+    path: str | os.PathLike[str], by: Any, fmt: str | None, time: str | None, where: str
+) -> tuple[np.ndarray, str]:
+    """The group of each row of a file, and what the grouping is called: the column ``by``,
+    or the day, week or month of the time column (missing values refused, with their row)."""
+    from ..io import open_source, resolve_format
+
+    path = Path(path)
+    with open_source(path, resolve_format(path, fmt)) as src:
         check_time_option(by, list(src.names), time, where)
         if isinstance(by, str) and by in src.names and time is None:
-            keys, label = group_column(src, by), by
-        elif by in PERIODS:
+            return group_column(src, by), by
+        if by in PERIODS:
             column = time_column(src.names, time, where)
-            keys = truncate(group_column(src, column), by, column, where)
-            label = f"{by} of {column}"
-        else:
-            raise InputError(
-                f"{where}: by={by!r} is neither a column of '{path}' nor a period "
-                f"({', '.join(PERIODS)})."
-            )
-    return preds.scores, preds.labels, preds.kind == "logits", keys, label
+            return truncate(group_column(src, column), by, column, where), f"{by} of {column}"
+        raise InputError(
+            f"{where}: by={by!r} is neither a column of '{path}' ({column_list(src.names)}) "
+            f"nor a period ({', '.join(PERIODS)})."
+        )
 
 
 def group_column(src: Any, name: str) -> np.ndarray:
@@ -336,7 +354,12 @@ def group_column(src: Any, name: str) -> np.ndarray:
                     "does not drop rows silently: remove or fill them first."
                 )
             return np.asarray(col.to_numpy(zero_copy_only=False))
-    return src.get(name, "any")
+    values = src.get(name, "any")
+    if getattr(src, "fmt", None) in ("csv", "tsv") and values.dtype.kind == "U":
+        empty = values == ""
+        if empty.any():  # an empty cell is a missing value in a CSV, not a group named ""
+            raise missing_values(name, int(empty.sum()), int(np.argmax(empty)), values.size)
+    return values
 
 
 def truncate(values: np.ndarray, period: str, column: str, where: str) -> np.ndarray:
@@ -358,3 +381,20 @@ def truncate(values: np.ndarray, period: str, column: str, where: str) -> np.nda
         weekday = (days.astype(np.int64) + 3) % 7  # 1970-01-01 was a Thursday; Monday is 0
         return days - weekday.astype("timedelta64[D]")
     return t.astype("datetime64[M]").astype("datetime64[D]")
+
+
+def table_groups(src: Any, by: Any, time: str | None, where: str) -> tuple[Any, str]:
+    """The group of each row of a table, and what the grouping is called: the column ``by``,
+    or the day, week or month of the time column (as for a file: ``engines.groups``)."""
+    if not isinstance(by, str):
+        return by, "group"
+    check_time_option(by, list(src.names), time, where)
+    if by in src.names and time is None:
+        return group_column(src, by), by
+    if by in PERIODS:
+        column = time_column(list(src.names), time, where)
+        return truncate(group_column(src, column), by, column, where), f"{by} of {column}"
+    raise InputError(
+        f"{where}: by={by!r} is neither a column of {src.shown_as} ({column_list(src.names)}) "
+        f"nor a period ({', '.join(PERIODS)})."
+    )

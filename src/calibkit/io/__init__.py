@@ -89,6 +89,7 @@ from ._plan import (
     planned_names,
     planned_roles,
 )
+from ._problems import missing_values
 from ._read import FORMATS, Predictions, open_any, read_predictions
 from ._rules import check_names, short, shown
 from ._sources import Schema, check_file, check_path, column_list, open_source
@@ -116,6 +117,7 @@ __all__ = [
     "format_from_extension",
     "frame_kind",
     "is_frame",
+    "missing_values",
     "naming_columns",
     "open_any",
     "open_source",

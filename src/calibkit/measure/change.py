@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import ece_from_stats
 
-__all__ = ["ChangeBand", "ece_change_band"]
+__all__ = ["ChangeBand", "ece_change_band", "per_test_level"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,22 @@ class ChangeBand:
     high: float
     p_value: float
     moved: bool
+
+
+def per_test_level(level: float, k: int) -> float:
+    """The level of each of ``k`` tests that keeps the family-wise level ``level``
+    (Bonferroni): ``1 - (1 - level) / k``, so that when nothing is wrong the chance of any flag
+    is at most ``1 - level``. Used by the monitor (groups compared with the reference) and by
+    the grouped audit (groups against their own noise floors).
+
+    Examples
+    --------
+    >>> round(per_test_level(0.95, 5), 6)
+    0.99
+    >>> per_test_level(0.95, 1)
+    0.95
+    """
+    return 1.0 - (1.0 - level) / max(int(k), 1)
 
 
 def ece_change_band(

@@ -217,20 +217,49 @@ def noise_floor_from_stats(
     >>> 0.001 < floor.mean < floor.p95 < 0.01
     True
     """
+    values = _floor_draws_from_stats(stats, norm=norm, n_sims=n_sims, seed=seed)
+    return NoiseFloor(
+        float(values.mean()),
+        float(np.percentile(values, 95)),
+        n_sims,
+        stats.n,
+        stats.n_bins,
+        norm,
+        seed,
+        NOISE_FROM_WEIGHTED_STATS if stats.weighted else NOISE_FROM_STATS,
+    )
+
+
+def noise_floor_quantile_from_stats(
+    stats: BinStats, quantile: float, *, norm: str = "l1", n_sims: int = 1000, seed: int = 0
+) -> float:
+    """The ``quantile`` of the ECE of a calibrated forecaster with these bin sums: the
+    simulations of :func:`noise_floor_from_stats` (same seed, same draws), read at another
+    quantile than the 95th, e.g. the Bonferroni level of one of k groups
+    (:func:`calibkit.measure.change.per_test_level`). An ECE above it is beyond noise at
+    that level.
+
+    Examples
+    --------
+    >>> import numpy as np, calibkit as ck
+    >>> conf = np.random.default_rng(1).uniform(0.5, 1.0, 2000)
+    >>> stats = ck.BinStats.from_forecasts(conf, conf > 0.7, edges=ck.bin_edges())
+    >>> floor = noise_floor_from_stats(stats, n_sims=400)
+    >>> abs(noise_floor_quantile_from_stats(stats, 0.95, n_sims=400) - floor.p95) < 1e-15
+    True
+    >>> noise_floor_quantile_from_stats(stats, 0.99, n_sims=400) > floor.p95
+    True
+    """
+    values = _floor_draws_from_stats(stats, norm=norm, n_sims=n_sims, seed=seed)
+    return float(np.percentile(values, 100.0 * quantile))
+
+
+def _floor_draws_from_stats(stats: BinStats, *, norm: str, n_sims: int, seed: int) -> np.ndarray:
+    """The ``n_sims`` simulated ECEs behind :func:`noise_floor_from_stats`."""
     rng = np.random.default_rng(seed)
     if stats.weighted:
-        values = _ece_rows(
+        return _ece_rows(
             stats.mass, stats.sum_conf, weighted_noise_from_stats(stats, n_sims, rng), norm
-        )
-        return NoiseFloor(
-            float(values.mean()),
-            float(np.percentile(values, 95)),
-            n_sims,
-            stats.n,
-            stats.n_bins,
-            norm,
-            seed,
-            NOISE_FROM_WEIGHTED_STATS,
         )
     count = stats.count.astype(np.float64)
     var = np.maximum(stats.sum_conf - stats.sum_conf_sq, 0.0)
@@ -244,17 +273,7 @@ def noise_floor_from_stats(
     sums[:, small] = rng.binomial(
         stats.count[small], np.clip(mean, 0.0, 1.0), (n_sims, int(small.sum()))
     )
-    values = _ece_rows(stats.count, stats.sum_conf, sums, norm)
-    return NoiseFloor(
-        float(values.mean()),
-        float(np.percentile(values, 95)),
-        n_sims,
-        stats.n,
-        stats.n_bins,
-        norm,
-        seed,
-        NOISE_FROM_STATS,
-    )
+    return _ece_rows(stats.count, stats.sum_conf, sums, norm)
 
 
 def _ece_rows(

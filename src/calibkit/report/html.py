@@ -24,11 +24,12 @@ from .._files import write_atomic
 from ._html_audit import _binning, _metrics, _reliability, _stated, _verdict
 from ._html_checks import _check, _check_decisions, _target
 from ._html_decisions import _actions, _binary, _guarantee, _policy
+from ._html_grouped import _grouped
 from ._html_parts import _e
 from ._html_recalibration import _before_after, _ledger, _record
 
 if TYPE_CHECKING:
-    from ..audit import Audit
+    from ..audit import Audit, GroupedAudit
     from ..decide.actions import ActionChoice, ActionsEvaluation
     from ..decide.binary import BinaryPolicyTable
     from ..decide.guarantee import GuaranteeEvaluation, RiskGuarantee
@@ -96,6 +97,7 @@ def write_report(
     actions: ActionChoice | ActionsEvaluation | None = None,
     guarantee: RiskGuarantee | GuaranteeEvaluation | None = None,
     binary: BinaryPolicyTable | None = None,
+    grouped: GroupedAudit | None = None,
 ) -> Path:
     """Write one self-contained HTML report and return its path.
 
@@ -122,6 +124,10 @@ def write_report(
     binary : BinaryPolicyTable, optional
         A binary model's thresholds on P(y = 1) from the costs of its two errors
         (ck.binary_policy_table).
+    grouped : GroupedAudit, optional
+        An audit by group (``ck.audit(..., by=)``): the table of groups, the flags, and one
+        small reliability diagram per group on the same axes. Pass its ``pooled`` audit as
+        ``audit=`` to show the audit of all rows too.
     record : CalibrationRecord, optional
         The calibration record, shown as JSON in a collapsed section.
     title : str, optional
@@ -160,6 +166,7 @@ def write_report(
         actions=actions,
         guarantee=guarantee,
         binary=binary,
+        grouped=grouped,
     )
     write_atomic(target, text, where="write_html")
     return target
@@ -178,16 +185,26 @@ def render_report(
     actions: ActionChoice | ActionsEvaluation | None = None,
     guarantee: RiskGuarantee | GuaranteeEvaluation | None = None,
     binary: BinaryPolicyTable | None = None,
+    grouped: GroupedAudit | None = None,
 ) -> str:
     """The HTML text of :func:`write_report` (same arguments, without the path)."""
     where = "write_report"
     _check(audit, ledger, policy, record, title, before, after, where=where, stated=stated)
     decisions = _check_decisions(actions, guarantee, binary, where=where)
-    if all(x is None for x in (audit, ledger, policy, record, before, stated)) and not decisions:
+    from ..audit import GroupedAudit
+
+    if grouped is not None and not isinstance(grouped, GroupedAudit):
+        raise InputError(
+            f"{where}: grouped= takes the result of ck.audit(..., by=), not "
+            f"{type(grouped).__name__}."
+        )
+    given = (audit, ledger, policy, record, before, stated, grouped)
+    if all(x is None for x in given) and not decisions:
         raise InputError(
             f"{where}: nothing to report; pass audit= (ck.audit), ledger= "
             "(ck.compare_calibration), policy= (ck.decision_report), stated= "
-            "(ck.audit_stated), actions=, guarantee=, binary= or record=."
+            "(ck.audit_stated), grouped= (ck.audit(..., by=)), actions=, guarantee=, binary= or "
+            "record=."
         )
     what = (
         _what(audit, ledger, policy, binary)
@@ -196,6 +213,8 @@ def render_report(
     )
     page_title = title if title is not None else f"Calibration report: {what}"
     sections: list[tuple[str, str, str]] = []  # (id, heading, body)
+    if grouped is not None:
+        sections.append(("groups", f"Calibration by {grouped.by}", _grouped(grouped)))
     if audit is not None:
         sections.append(("summary", "Verdict", _verdict(audit)))
         event = "the top-label confidence" if audit.kind == "top-label" else "P(label = 1)"
