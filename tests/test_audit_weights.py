@@ -195,9 +195,5 @@ def test_grouped_audit_weighs_every_group(tmp_path):
     import json
 
     doc = json.loads(out.stdout)
-    eces = (
-        {d["group"]: d["ece"] for d in doc["groups"]}
-        if isinstance(doc["groups"], list)
-        else {k: v["ece"] for k, v in doc["groups"].items()}
-    )
+    eces = {d["group"]: d["ece"] for d in doc["groups"]}
     assert eces["a"] == pytest.approx(g.groups["a"].ece, rel=1e-12)
