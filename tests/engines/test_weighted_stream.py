@@ -365,3 +365,15 @@ def test_a_callable_stream_of_triples_is_read_twice() -> None:
     memory = _quiet(lambda: summarize_with_engine(p, y, sample_weight=w, binning=binning))
     assert APPROXIMATE_EDGES not in stream.notes
     assert stream.allclose(memory)
+
+
+def test_the_streams_section_of_docs_weights_runs() -> None:
+    import doctest
+
+    text = (Path(__file__).parents[2] / "docs" / "weights.md").read_text()
+    section = text.split("## Streams and the monitor", 1)[1].split("\n## ", 1)[0]
+    test = doctest.DocTestParser().get_doctest(section, {}, "weights.md#streams", None, 0)
+    runner = doctest.DocTestRunner()
+    _quiet(lambda: runner.run(test))  # four forecasts: the deciles collapse, as warned
+    assert runner.summarize(verbose=False).failed == 0
+    assert len(test.examples) >= 3
