@@ -144,7 +144,7 @@ def test_bad_weights_are_refused(weights, match):
 def test_weight_arrays_need_the_memory_engine(tmp_path):
     path = tmp_path / "p.csv"
     pd.DataFrame({"probs": [0.2, 0.7], "label": [0, 1]}).to_csv(path, index=False)
-    with pytest.raises(ck.InputError, match="name the weight column instead"):
+    with pytest.raises(ck.InputError, match="the weights are a column of the input"):
         ck.audit(str(path), engine="duckdb", sample_weight=[1.0, 2.0])
 
 

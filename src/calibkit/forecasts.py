@@ -295,18 +295,20 @@ def _prepared(probs: Any, labels: Any, *, from_logits: bool, where: str) -> Prep
 
 def is_stream(data: Any) -> bool:
     """An iterator (or a callable that makes one) of chunks, not an array-like; or a list of
-    ``(probs, labels)`` batches (see :func:`batches_source`)."""
+    ``(probs, labels)`` or ``(probs, labels, sample_weight)`` batches (see
+    :func:`batches_source`)."""
     if callable(data) or batches_source(data) is not None:
         return True
     return isinstance(data, Iterable) and iter(data) is data
 
 
 def batches_source(data: Any) -> Callable[[], Any] | None:
-    """A list or tuple of ``(probs, labels)`` pairs (batches collected in a loop) as a callable
-    stream that can be read twice (so quantile edges stay exact); None for anything else."""
+    """A list or tuple of ``(probs, labels)`` pairs or ``(probs, labels, sample_weight)``
+    triples (batches collected in a loop) as a callable stream that can be read twice (so
+    quantile edges stay exact); None for anything else."""
     if not isinstance(data, (list, tuple)) or not data:
         return None
-    if not all(isinstance(b, (tuple, list)) and len(b) == 2 for b in data):
+    if not all(isinstance(b, (tuple, list)) and len(b) in (2, 3) for b in data):
         return None
     if all(np.ndim(b[0]) == 0 for b in data):  # a list of (p, y) number pairs, not batches
         return None

@@ -9,6 +9,14 @@ outside the band of changes of two cohorts of the same sizes and confidences who
 did not move (:func:`calibkit.measure.change.ece_change_band`); the band's level is corrected
 for the number of groups compared (Bonferroni), so a run of stable weeks raises a false alarm
 with probability at most ``1 - level`` in all.
+
+With sample weights (``sample_weight=`` for arrays and tables, a file's weight column
+``columns={"weight": ...}`` on any engine) every group's bins, ECE, accuracy and mean confidence
+are weighted (integer weights: those of the rows repeated), the shared quantile edges are
+weighted quantiles, and the noise floor, the ECE interval and the no-change band use each bin's
+Kish effective count (:func:`calibkit.measure.change.ece_change_band`): each row is one
+observation carrying its weight, so a group whose weight sits on a few rows is flagged only
+for a correspondingly larger move, and the flags keep their level.
 """
 
 from __future__ import annotations
@@ -53,10 +61,18 @@ class GroupCalibration:
     temperature: float | None
     temperature_note: str | None
     band: ChangeBand | None
+    #: The weight of the correct predictions (None when unweighted).
+    correct_weight: float | None = None
 
     @property
     def n(self) -> int:
+        """The group's rows (whatever their weights)."""
         return self.stats.n
+
+    @property
+    def weight(self) -> float | None:
+        """The group's total weight (None when unweighted)."""
+        return self.stats.total_mass if self.stats.weighted else None
 
     @property
     def moved(self) -> bool:
@@ -64,16 +80,24 @@ class GroupCalibration:
 
     @property
     def accuracy(self) -> float:
-        return self.n_correct / self.n
+        correct = self.n_correct if self.correct_weight is None else self.correct_weight
+        return correct / self.stats.total_mass
 
     @property
     def mean_confidence(self) -> float:
-        return float(self.stats.sum_conf.sum() / self.n)
+        return float(self.stats.sum_conf.sum() / self.stats.total_mass)
+
+    @property
+    def observed(self) -> float:
+        """The observed frequency of the audited event (weighted when weighted)."""
+        return float(self.stats.sum_outcome.sum() / self.stats.total_mass)
 
     def to_dict(self) -> dict[str, Any]:
+        weighted = {} if self.weight is None else {"weight": self.weight}
         return {
             "group": group_label(self.group),
             "n": self.n,
+            **weighted,
             "ece": self.ece,
             "ece_interval": self.interval.to_dict(),
             "noise_floor": self.noise_floor.to_dict(),
@@ -129,17 +153,18 @@ class Monitor:
         """Rows of the table: group, N, accuracy, mean confidence, ECE (with its interval when
         ``wide``), noise floor, temperature, change from the reference (with its no-change band
         when ``wide``) and the flag. ``acc`` is the observed frequency of the audited event
-        (the accuracy for top-label input, the rate of y = 1 for binary)."""
+        (the accuracy for top-label input, the rate of y = 1 for binary). Weighted, N shows
+        the rows and the weight beside them ("120 (w 310.5)") and the means are weighted."""
         out: list[tuple[str, ...]] = []
         for g in self.groups:
             change = "reference" if g.band is None else f"{g.band.change:+.4f}"
             band = "" if g.band is None else f"[{g.band.low:+.4f}, {g.band.high:+.4f}]"
             t = "-" if g.temperature is None else f"{g.temperature:.3f}"
-            observed = float(g.stats.sum_outcome.sum() / g.n)
+            n = str(g.n) if g.weight is None else f"{g.n} (w {g.weight:g})"
             head = (
                 str(group_label(g.group)),
-                str(g.n),
-                f"{observed:.3f}",
+                n,
+                f"{g.observed:.3f}",
                 f"{g.mean_confidence:.3f}",
             )
             interval = f"[{g.interval.low:.4f}, {g.interval.high:.4f}]"
@@ -215,6 +240,7 @@ def monitor(
     n_sims: int = 2000,
     seed: int = 0,
     pos_label: Any = None,
+    sample_weight: Any = None,
 ) -> Monitor:
     """Audit every group of ``data`` with the same bins and flag those whose calibration moved.
 
@@ -241,6 +267,10 @@ def monitor(
     pos_label : optional
         For a 1-D forecast of arrays or a table, the label value it is the probability of (as
         in :func:`calibkit.audit`).
+    sample_weight : array of shape (N,) or str, optional
+        One non-negative weight per row (arrays), or the name of the weight column of a table
+        or file (the same as ``columns={"weight": name}``, on every engine). Each group's
+        numbers are weighted; the bands use Kish's effective counts (module docstring).
 
     Examples
     --------
@@ -268,6 +298,13 @@ def monitor(
     )
     from .engines.groups import group_sums, table_groups
 
+    if isinstance(sample_weight, str):  # a column of the table or file
+        if dict(columns or {}).get("weight", sample_weight) != sample_weight:
+            raise InputError(
+                f"{where}: sample_weight={sample_weight!r} and columns['weight']="
+                f"{dict(columns or {})['weight']!r} name two weight columns; give one."
+            )
+        columns, sample_weight = {**dict(columns or {}), "weight": sample_weight}, None
     given = entry(
         data,
         labels,
@@ -286,6 +323,8 @@ def monitor(
         data, labels, columns, time = given.data, given.labels, None, None
         from_logits = given.from_logits
         named = naming_columns(given.read.columns, labels=given.labels)
+        if given.read.sample_weight is not None:
+            sample_weight = given.read.sample_weight
     with named:
         sums = group_sums(
             data,
@@ -298,17 +337,29 @@ def monitor(
             binning=binning,
             temperature=temperature,
             where=where,
+            sample_weight=sample_weight,
         )
     if by_name is not None:
         sums = replace(sums, by=by_name)
     if not sums.groups:
         raise InputError(f"{where}: the input has no rows, so no groups.")
+    for key, stats in zip(sums.groups, sums.stats, strict=True):
+        if stats.weighted and not stats.total_mass > 0:
+            raise InputError(
+                f"{where}: every weight of group {group_label(key)!r} ({stats.n} rows) is zero, "
+                "so it has nothing to measure; leave the group out or give its rows weights."
+            )
+    correct_weights: list[float | None] = (
+        list(sums.correct_weight) if sums.correct_weight else [None] * len(sums.groups)
+    )
     ref_name, ref_stats = _reference(reference, sums, where)
     compared = len(sums.groups) - (1 if ref_name.startswith("group ") else 0)
     per_group = per_test_level(level, compared)
     rng = np.random.default_rng(seed)
     groups = []
-    for key, stats, correct in zip(sums.groups, sums.stats, sums.n_correct, strict=True):
+    for key, stats, correct, correct_weight in zip(
+        sums.groups, sums.stats, sums.n_correct, correct_weights, strict=True
+    ):
         is_ref = ref_name == f"group {group_label(key)}"
         values = bootstrap_from_stats(stats, "l1", n_boot, rng)
         low, high = np.percentile(values, [50 * (1 - level), 100 - 50 * (1 - level)])
@@ -329,6 +380,7 @@ def monitor(
                 band=None
                 if is_ref
                 else ece_change_band(ref_stats, stats, level=per_group, n_sims=n_sims, seed=seed),
+                correct_weight=correct_weight,
             )
         )
     return Monitor(

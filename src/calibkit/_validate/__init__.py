@@ -63,7 +63,14 @@ from .outcomes import (
     same_length,
     two_valued,
 )
-from .weights import effective_size, every_weight_zero, sample_weight, weight_column
+from .weights import (
+    all_weights_zero,
+    effective_size,
+    every_weight_zero,
+    sample_weight,
+    weight_column,
+    weight_values,
+)
 
 __all__ = [
     "CalibkitWarning",
@@ -76,6 +83,7 @@ __all__ = [
     "NEAR_ZERO_SHARE",
     "ROW_SUM_ATOL",
     "choice",
+    "all_weights_zero",
     "effective_size",
     "every_weight_zero",
     "clip_setting",
@@ -106,6 +114,7 @@ __all__ = [
     "same_length",
     "sample_weight",
     "weight_column",
+    "weight_values",
     "scores",
     "seed_or_rng",
     "to_numpy",

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import InputError
-from .arrays import finite, float_array, fmt_index, where_first
+from .arrays import CountedError, finite, float_array, where_first
 from .outcomes import same_length
 
 
@@ -27,24 +27,52 @@ def sample_weight(w: Any, *, n: int, where: str, name: str = "sample_weight") ->
     """
     if w is None:
         return None
+    arr = weight_values(w, n=n, where=where, name=name)
+    if not arr.any():
+        raise InputError(all_weights_zero(name, where))
+    return arr
+
+
+def weight_values(w: Any, *, n: int, where: str, name: str = "sample_weight") -> np.ndarray:
+    """The checks of :func:`sample_weight` that each part of the data passes alone: ``n``
+    finite, non-negative weights (float64), which may all be zero (a chunk of a stream whose
+    rows are left out; the stream as a whole must not be: :func:`all_weights_zero`). A bad
+    value raises a :class:`~calibkit._validate.CountedError`, which a stream totals over its
+    chunks.
+
+    Examples
+    --------
+    >>> weight_values([0, 0], n=2, where="audit").tolist()
+    [0.0, 0.0]
+    """
     arr = float_array(w, name=name, where=where, ndim=1)
     same_length(arr, n, name=name, where=where)
     finite(arr, name=name, where=where, hint="Give every row a finite weight.")
     negative = arr < 0
     if negative.any():
         count, index = where_first(negative)
-        raise InputError(
-            f"{where}: {name} must not be negative; {count} "
-            f"{'weight is' if count == 1 else 'weights are'}, first at {fmt_index(index)}: "
-            f"{arr[index]}. A weight says how many rows a row stands for: use 0 to leave a "
-            "row out."
-        )
-    if not arr.any():
-        raise InputError(
-            f"{where}: every {name} is zero, so no row counts and there is nothing to measure; "
-            "give at least one row a positive weight."
+        value = arr[index]
+        raise CountedError(
+            "negative",
+            name,
+            count,
+            index,
+            lambda count, at: (
+                f"{where}: {name} must not be negative; {count} "
+                f"{'weight is' if count == 1 else 'weights are'}, first at {at}: "
+                f"{value}. A weight says how many rows a row stands for: use 0 to leave a "
+                "row out."
+            ),
         )
     return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def all_weights_zero(name: str, where: str) -> str:
+    """The message for weights that are all zero (``name``: the argument)."""
+    return (
+        f"{where}: every {name} is zero, so no row counts and there is nothing to measure; "
+        "give at least one row a positive weight."
+    )
 
 
 def effective_size(weight_sum: np.ndarray | float, weight_sq_sum: np.ndarray | float) -> Any:

@@ -7,9 +7,9 @@ so engines agree to the rounding of their sums (tested to 1e-12):
 ``"memory"``
     Arrays in memory (the reference; :func:`calibkit.audit` on arrays).
 ``"stream"``
-    An iterator of ``(probs, labels)`` chunks, a callable returning a fresh one (read twice:
-    exact quantile edges), or a file read in batches through pyarrow. One chunk is held at a
-    time.
+    An iterator of ``(probs, labels)`` chunks (or ``(probs, labels, sample_weight)`` triples),
+    a callable returning a fresh one (read twice: exact quantile edges), or a file read in
+    batches through pyarrow (its weight column too). One chunk is held at a time.
 ``"duckdb"``
     Parquet / CSV / TSV / JSON-lines files or globs, aggregated inside DuckDB (files larger than
     memory; exact quantiles and AUC from DuckDB's own sort, which spills to disk).
@@ -69,17 +69,17 @@ def summarize_with_engine(
     """The :class:`Summary` of ``data`` computed by ``engine`` (see the module docstring).
 
     ``sample_weight``: one weight per row of arrays in memory; a file's or a table's weights
-    are its column ``columns["weight"]``."""
+    are its column ``columns["weight"]``, a stream's the third item of each chunk."""
     if columns is not None:
         columns = column_options(columns, where=where)
     binning = binning or Binning()
     engine = _engine_for(data, engine, where)
-    if sample_weight is not None and engine != "memory":
-        raise InputError(
-            f"{where}: sample_weight= as an array weighs arrays in memory; with "
-            f"engine={engine!r} name the weight column instead: columns={{'weight': ...}}."
-        )
     if engine in ("duckdb", "spark"):
+        if sample_weight is not None:
+            raise InputError(
+                f"{where}: with engine={engine!r} the weights are a column of the input; name "
+                "it in columns= ({'weight': ...}) instead of passing an array."
+            )
         if labels is not None:
             raise InputError(
                 f"{where}: with engine={engine!r} the labels are a column of the input; name it "
@@ -87,6 +87,12 @@ def summarize_with_engine(
             )
         return open_engine(data, engine=engine, columns=columns, where=where).summarize(
             binning, where=where, progress=progress
+        )
+    if sample_weight is not None and engine == "stream":
+        raise InputError(
+            f"{where}: a stream carries its weights: make each chunk a (probs, labels, "
+            "sample_weight) triple (or name a file's weight column: columns={'weight': ...}); "
+            "leave sample_weight= unset."
         )
     from . import stream
 

@@ -1,4 +1,5 @@
-"""The chunks of a stream, checked: each prepared for the audit, all of one shape, a bad value
+"""The chunks of a stream, checked: each prepared for the audit (with its weights, for a stream
+of ``(probs, labels, sample_weight)`` triples), all of one shape, a bad value
 counted over the whole stream before it is reported, and the fingerprint of a pass that tells
 whether a second pass over a re-readable input read the same rows."""
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -16,36 +17,65 @@ from .._errors import InputError
 from ..forecasts import Prepared, prepare
 
 
-def _pair(chunk: Any, where: str) -> tuple[Any, Any]:
+def _parts(chunk: Any, where: str) -> tuple[Any, Any, Any]:
+    """``(probs, labels, sample_weight)`` of a chunk (the weight None for a pair)."""
     try:
-        probs, labels = chunk
-    except (TypeError, ValueError):
+        parts = tuple(chunk)
+    except TypeError:
+        parts = ()
+    if len(parts) not in (2, 3):
         raise InputError(
-            f"{where}: each chunk of a stream must be a (probs, labels) pair; got "
-            f"{type(chunk).__name__}."
+            f"{where}: each chunk of a stream must be a (probs, labels) pair or a (probs, "
+            f"labels, sample_weight) triple; got {type(chunk).__name__}"
+            f"{f' of {len(parts)} items' if parts else ''}."
         ) from None
-    return probs, labels
+    return parts[0], parts[1], parts[2] if len(parts) == 3 else None
+
+
+def _empty(probs: Any, labels: Any, weight: Any) -> bool:
+    return np.size(probs) == 0 and np.size(labels) == 0 and (weight is None or np.size(weight) == 0)
+
+
+def _prepared(
+    probs: Any, labels: Any, weight: Any, from_logits: bool, where: str, weight_name: str
+) -> Prepared:
+    """One chunk checked: its forecasts, then its labels, then its weights (which may all be
+    zero in one chunk: the stream's total is checked at its end)."""
+    f = prepare(probs, labels, from_logits=from_logits, where=where)
+    if weight is None:
+        return f
+    w = v.weight_values(weight, n=f.conf.size, where=where, name=weight_name)
+    return replace(f, weight=w)
 
 
 def prepared_chunks(
-    chunks: Iterable[Any], from_logits: bool, where: str, unit: str
+    chunks: Iterable[Any],
+    from_logits: bool,
+    where: str,
+    unit: str,
+    *,
+    weight_name: str = "sample_weight",
 ) -> Iterator[Prepared]:
-    """Each non-empty ``(probs, labels)`` chunk checked and prepared, all of one shape.
+    """Each non-empty ``(probs, labels)`` pair or ``(probs, labels, sample_weight)`` triple
+    checked and prepared, all of one shape, and all weighted or none.
 
     A value that breaks a check is counted over the whole stream before the error is raised:
     the message gives the stream's total and the first bad row's position in the stream
-    (:meth:`calibkit._validate.CountedError.totalled`)."""
+    (:meth:`calibkit._validate.CountedError.totalled`). ``weight_name`` is what the messages
+    call the weights (a file's weight column)."""
     start = 0
     first: Prepared | None = None
     items = iter(chunks)
     for i, chunk in enumerate(items):
-        probs, labels = _pair(chunk, where)
-        if np.size(probs) == 0 and np.size(labels) == 0:
+        probs, labels, weight = _parts(chunk, where)
+        if _empty(probs, labels, weight):
             continue  # an empty batch adds nothing
         try:
-            f = prepare(probs, labels, from_logits=from_logits, where=where)
+            f = _prepared(probs, labels, weight, from_logits, where, weight_name)
         except v.CountedError as exc:
-            raise _totalled(exc, start, items, i + 1, from_logits, where, unit) from None
+            raise _totalled(
+                exc, start, items, i + 1, from_logits, where, unit, weight_name
+            ) from None
         except InputError as exc:
             raise InputError(f"{exc} (in the {unit} starting at row {start})") from None
         if first is None:
@@ -55,6 +85,14 @@ def prepared_chunks(
                 f"{where}: {unit} {i} of the stream (counting from 0; it starts at row "
                 f"{start}) holds {_shape(f)}, the {unit}{'es' if unit == 'batch' else 's'} "
                 f"before it {_shape(first)}; every {unit} needs the same columns."
+            )
+        elif (f.weight is None) != (first.weight is None):
+            this, before = ("carries", "do not") if first.weight is None else ("has no", "carry")
+            raise InputError(
+                f"{where}: {unit} {i} of the stream (counting from 0; it starts at row "
+                f"{start}) {this} sample weights, the {unit}{'es' if unit == 'batch' else 's'} "
+                f"before it {before}; give every {unit} its weights as a (probs, labels, "
+                "sample_weight) triple (weight 1 for a row that counts once), or none."
             )
         start += f.conf.size
         yield f
@@ -69,6 +107,11 @@ def _shape(f: Prepared) -> str:
 _END = object()
 
 
+#: The order in which a chunk's checks run (:func:`_prepared`): a chunk that fails a later
+#: check passed every earlier one.
+_STAGE = {"labels": 1, "weights": 2}
+
+
 def _totalled(
     error: v.CountedError,
     start: int,
@@ -77,14 +120,20 @@ def _totalled(
     from_logits: bool,
     where: str,
     unit: str,
+    weight_name: str,
 ) -> InputError:
     """``error`` of the chunk starting at row ``start``, counted over the rest of the stream
     too: every later chunk is checked, and its values that break the same rule are added.
 
     A later chunk that fails another check first hides its count of this one, except that
-    :func:`calibkit.audit.prepare` checks the forecasts before the labels: a chunk whose labels
-    fail passed every check of its forecasts. The message then says the count is a lower bound.
+    :func:`_prepared` checks the forecasts, then the labels, then the weights: a chunk that
+    fails a later check passed every check before it. The message then says the count is a
+    lower bound.
     """
+
+    def stage(name: str) -> int:
+        return _STAGE["weights"] if name == weight_name else _STAGE.get(name, 0)
+
     count, uncounted = error.count, None
     for i in itertools.count(index):
         try:
@@ -95,16 +144,16 @@ def _totalled(
         if chunk is _END:
             break
         try:
-            probs, labels = _pair(chunk, where)
-            if np.size(probs) == 0 and np.size(labels) == 0:
+            probs, labels, weight = _parts(chunk, where)
+            if _empty(probs, labels, weight):
                 continue
-            prepare(probs, labels, from_logits=from_logits, where=where)
+            _prepared(probs, labels, weight, from_logits, where, weight_name)
         except v.CountedError as later:
             if (later.rule, later.name) == (error.rule, error.name):
                 count += later.count
                 continue
-            if error.name != "labels" and later.name == "labels":
-                continue  # its forecasts passed: none of them breaks the rule
+            if stage(later.name) > stage(error.name):
+                continue  # it passed the check that failed: none of its values breaks it
             uncounted = i if uncounted is None else uncounted
         except InputError:
             uncounted = i if uncounted is None else uncounted

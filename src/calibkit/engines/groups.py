@@ -19,6 +19,7 @@ from ..measure import temperature as tm
 from ..measure.bins import (
     BinStats,
     Edges,
+    weighted_order_statistics,
 )
 from ._plan import Binning, plan_edges, table_need
 
@@ -68,12 +69,22 @@ def group_sums(
     binning: Binning,
     temperature: bool,
     where: str,
+    sample_weight: Any = None,
 ) -> GroupSums:
+    """The groups' sums; weighted by ``sample_weight`` (arrays in memory, one weight per row)
+    or by the weight column ``columns["weight"]`` of a file."""
     if columns is not None:
         columns = column_options(columns, where=where)
     if engine in ("duckdb", "spark"):
+        if sample_weight is not None:
+            raise InputError(
+                f"{where}: with engine={engine!r} the weights are a column of the input; name "
+                "it in columns= ({'weight': ...}) instead of passing an array."
+            )
         return _sql_groups(data, by, engine, columns, time, binning, temperature, where)
-    return _memory_groups(data, labels, by, columns, time, from_logits, binning, temperature, where)
+    return _memory_groups(
+        data, labels, by, columns, time, from_logits, binning, temperature, where, sample_weight
+    )
 
 
 # ----------------------------------------------------------------------------- SQL engines
@@ -208,11 +219,21 @@ def _fitted(result: tm.Solution | InputError, where: str) -> float | str:
     return 1.0 / result.beta
 
 
-def _shared_edges(binning: Binning, where: str, *, n: int, order_statistics: Any) -> Edges:
+def _shared_edges(
+    binning: Binning,
+    where: str,
+    *,
+    n: int,
+    order_statistics: Any,
+    total_weight: float | None = None,
+) -> Edges:
     """One set of edges for every group: uniform or explicit as given, or the quantiles of
-    all the groups' confidences together (the table's edges of :func:`._plan.plan_edges`)."""
+    all the groups' confidences together (the table's edges of :func:`._plan.plan_edges`;
+    weighted quantiles with ``total_weight``)."""
     wanted = {"table": table_need(binning, where=where)}
-    return plan_edges(wanted, n=n, order_statistics=order_statistics, where=where)["table"]
+    return plan_edges(
+        wanted, n=n, order_statistics=order_statistics, where=where, total_weight=total_weight
+    )["table"]
 
 
 # ----------------------------------------------------------------------------- memory
@@ -228,41 +249,96 @@ def _memory_groups(
     binning: Binning,
     temperature: bool,
     where: str,
+    sample_weight: Any = None,
 ) -> GroupSums:
     from ..forecasts import prepare
 
     label = "group"
     if isinstance(data, (str, os.PathLike)):
-        data, labels, from_logits, by, label = _read_file(Path(data), by, columns, time, where)
+        if sample_weight is not None:
+            raise InputError(
+                f"{where}: a file's weights are its column: name it in columns= "
+                "({'weight': ...}) instead of passing an array."
+            )
+        data, labels, from_logits, by, label, sample_weight = _read_file(
+            Path(data), by, columns, time, where
+        )
     elif columns is not None:
         raise InputError(f"{where}: columns= names the columns of a file; pass arrays or a path.")
     if labels is None:
         raise InputError(f"{where}: pass the labels with the predictions.")
-    f = prepare(data, labels, from_logits=from_logits, where=where)
+    f = prepare(data, labels, from_logits=from_logits, where=where, sample_weight=sample_weight)
     keys = group_keys(by, f.conf.size, where)
-    made = _shared_edges(
-        binning,
-        where,
-        n=f.conf.size,
-        order_statistics=lambda request: {"c": np.partition(f.conf, request["c"])[request["c"]]},
-    )
+    w = f.weight
+    if w is None:
+        made = _shared_edges(
+            binning,
+            where,
+            n=f.conf.size,
+            order_statistics=lambda request: {
+                "c": np.partition(f.conf, request["c"])[request["c"]]
+            },
+        )
+    else:  # weighted quantiles of every group's confidences together
+        made = _shared_edges(
+            binning,
+            where,
+            n=f.conf.size,
+            order_statistics=lambda request: {
+                "c": weighted_order_statistics(f.conf, w, request["c"])
+            },
+            total_weight=float(w.sum()),
+        )
     groups, inverse = np.unique(keys, return_inverse=True)
-    stats, correct, fits = [], [], {}
+    stats: list[BinStats] = []
+    correct: list[int] = []
+    fits: dict[Any, float | str] = {}
+    correct_weight: list[float] = []
     for i, g in enumerate(groups.tolist()):
         rows = inverse == i
-        stats.append(
-            BinStats.from_forecasts(
-                f.conf[rows], f.outcome[rows], edges=made.values, closed=binning.closed
-            )
-        )
         correct.append(int(np.count_nonzero(f.correct[rows])))
-        if temperature and f.from_logits:
+        if w is None:
+            stats.append(
+                BinStats.from_forecasts(
+                    f.conf[rows], f.outcome[rows], edges=made.values, closed=binning.closed
+                )
+            )
+        else:
+            stats.append(
+                BinStats.of_checked(
+                    f.conf[rows],
+                    f.outcome[rows],
+                    edges=made.values,
+                    closed=binning.closed,
+                    sample_weight=w[rows],
+                )
+            )
+            correct_weight.append(float(w[rows & f.correct].sum()))
+            rows &= w > 0  # the temperature is fitted on the rows of positive weight
+        if temperature and f.from_logits and not rows.any():
+            fits[g] = "no row of positive weight"
+        elif temperature and f.from_logits:
             z = v.scores(f.scores, where=where)[rows]
             try:
-                fits[g] = _fitted(tm.solve(z, f.y[rows], where=f"{where}: group {g}"), "")
+                fitted = tm.solve(
+                    z,
+                    f.y[rows],
+                    where=f"{where}: group {g}",
+                    sample_weight=None if w is None else w[rows],
+                )
+                fits[g] = _fitted(fitted, "")
             except InputError as exc:
                 fits[g] = _fitted(exc, f"{where}: group {g}")
-    return GroupSums(label, groups.tolist(), stats, correct, made, fits, f.kind)
+    return GroupSums(
+        label,
+        groups.tolist(),
+        stats,
+        correct,
+        made,
+        fits,
+        f.kind,
+        None if w is None else correct_weight,
+    )
 
 
 def group_keys(by: Any, n: int, where: str) -> np.ndarray:
@@ -308,13 +384,13 @@ def group_keys(by: Any, n: int, where: str) -> np.ndarray:
 
 def _read_file(
     path: Path, by: Any, columns: Mapping[str, Any] | None, time: str | None, where: str
-) -> tuple[Any, Any, bool, Any, str]:
+) -> tuple[Any, Any, bool, Any, str, np.ndarray | None]:
     from ..io import read_predictions
 
     options = dict(columns or {})
     preds = read_predictions(path, **options)
     keys, label = file_groups(path, by, options.get("format"), time, where)
-    return preds.scores, preds.labels, preds.kind == "logits", keys, label
+    return preds.scores, preds.labels, preds.kind == "logits", keys, label, preds.sample_weight
 
 
 def file_groups(

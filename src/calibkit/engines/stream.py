@@ -1,7 +1,11 @@
 """The streaming engine: an audit over chunks, holding one chunk at a time.
 
 Input: an iterator of ``(probs, labels)`` chunks (read once), a callable that returns a fresh
-such iterator (read twice), or a file read in batches through pyarrow (read twice).
+such iterator (read twice), or a file read in batches through pyarrow (read twice). Chunks may
+carry sample weights, ``(probs, labels, sample_weight)`` triples (every chunk or none), and a
+file its weight column (``columns={"weight": ...}``): then every sum of the summary is
+weighted as the in-memory engine weighs it, quantile edges are weighted quantiles
+(:func:`calibkit.measure.bins.weighted_quantiles`) and the AUC grid sums the weights.
 
 One pass accumulates the :class:`~calibkit.measure.summary.Summary` of every chunk over the
 fixed edges, fine bin statistics on a logit grid for the quantile edges (the Hosmer-Lemeshow
@@ -31,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import _kernels
+from .. import _validate as v
 from .._errors import InputError
 from ..forecasts import Prepared
 from ..measure.bins import (
@@ -39,6 +44,8 @@ from ..measure.bins import (
     interpolate_order_statistics,
     order_statistic_ranks,
     quantile_edges,
+    quantile_levels,
+    weighted_ranks,
 )
 from ..measure.distinct import MAX_STREAM_ROWS, merge_pooled
 from ..measure.pooled import Pooled, pool_ties
@@ -47,10 +54,13 @@ from ..measure.slope import (
     TERMS,
     CalibrationSlope,
     certain_and_grid,
+    grid_counts,
     grid_start,
     slope_from_sums,
+    slope_terms,
     terms_at,
     undefined_slope,
+    weighted_rows,
 )
 from ..measure.summary import RankGrid, Summary, coarsen, fine_edges
 from ._chunks import Fingerprint, prepared_chunks
@@ -75,6 +85,8 @@ class Reader:
     again: bool
     rows: int | None
     empty: str = "the stream held no forecasts (every chunk was empty)"
+    #: The message when every weight of the stream is zero.
+    zero: str = ""
 
 
 def summarize_stream(
@@ -95,6 +107,8 @@ def summarize_stream(
         )
     reader = _reader(data, columns=columns, from_logits=from_logits, where=where)
     total, fine, grid, wanted, seen, certain = _first_pass(reader, binning, where, progress)
+    if total.weighted and not total.mass > 0:
+        raise InputError(reader.zero or v.all_weights_zero("sample_weight of the stream", where))
     quantile = {name: need for name, need in wanted.items() if need.fixed is None}
     notes: tuple[str, ...] = ()
     if reader.again:
@@ -107,7 +121,7 @@ def summarize_stream(
         notes += (APPROXIMATE_EDGES,) if "table" in quantile else ()
     stats = {name: s for name, (s, _) in exact.items()}
     slope = (
-        _slope(reader, total.n, certain, seen, where, progress)
+        _slope(reader, total, certain, seen, where, progress)
         if reader.again
         else undefined_slope(total.n, ONE_PASS_SLOPE)
     )
@@ -138,7 +152,7 @@ def _reader(
     if columns:
         raise InputError(
             f"{where}: columns= names the columns of a file; chunks of arrays are (probs, "
-            "labels) pairs already."
+            "labels) pairs (or (probs, labels, sample_weight) triples) already."
         )
     if callable(data):
         return Reader(lambda: prepared_chunks(data(), from_logits, where, "chunk"), True, None)
@@ -146,7 +160,10 @@ def _reader(
         return Reader(
             _once(lambda: prepared_chunks(data, from_logits, where, "chunk"), where), False, None
         )
-    raise InputError(f"{where}: a stream is an iterable of (probs, labels) chunks.")
+    raise InputError(
+        f"{where}: a stream is an iterable of (probs, labels) or (probs, labels, "
+        "sample_weight) chunks."
+    )
 
 
 def _once(read: Callable[[], Iterator[Prepared]], where: str) -> Callable[[], Iterator[Prepared]]:
@@ -175,15 +192,22 @@ def _file_reader(path: Path, columns: Mapping[str, Any], where: str) -> Reader:
 
         rows = pq.ParquetFile(path).metadata.num_rows
 
+    weight = plan.weight
+
     def read() -> Iterator[Prepared]:
-        batches = ((scores, labels) for scores, labels, _ in read_batches(path, fmt, plan))
-        return prepared_chunks(batches, plan.kind == "logits", where, "batch")
+        batches = (
+            (scores, labels) if w is None else (scores, labels, w)
+            for scores, labels, w, _ in read_batches(path, fmt, plan)
+        )
+        named = "sample_weight" if weight is None else f"weight column {weight!r}"
+        return prepared_chunks(batches, plan.kind == "logits", where, "batch", weight_name=named)
 
     return Reader(
         read,
         True,
         rows,
         f"'{path}' has no rows (a header, or a schema, only); there is nothing to audit",
+        v.every_weight_zero(str(weight), where),
     )
 
 
@@ -193,14 +217,14 @@ def _file_reader(path: Path, columns: Mapping[str, Any], where: str) -> Reader:
 def _first_pass(
     reader: Reader, binning: Binning, where: str, progress: Progress
 ) -> tuple[
-    Summary, dict[str, BinStats], RankGrid, dict[str, Need], Fingerprint, tuple[int, int, Any]
+    Summary, dict[str, BinStats], RankGrid, dict[str, Need], Fingerprint, tuple[int, int, Any, int]
 ]:
     """Accumulate everything over fixed edges, the fine grid for quantile edges, the AUC grid,
-    the forecasts of exactly 0 or 1 and how many of them failed (and the fingerprint of the
-    rows, when the input is read again)."""
+    the forecasts of exactly 0 or 1 and how many of them failed, the rows the slope fits (of
+    positive weight) (and the fingerprint of the rows, when the input is read again)."""
     seen = Fingerprint()
-    certain = [0, 0]
-    histogram = np.zeros((2, GRID_CELLS), dtype=np.int64)
+    certain = [0, 0, 0]
+    histogram: np.ndarray = np.zeros((2, GRID_CELLS), dtype=np.int64)
     total: Summary | None = None
     grid: RankGrid | None = None
     wanted: dict[str, Need] = {}
@@ -217,13 +241,19 @@ def _first_pass(
         total = part if total is None else total + part
         if reader.again:
             seen.add(f)
-        n_certain, n_failed, counts = certain_and_grid(f.conf, f.outcome)
+        if f.weight is None:
+            n_certain, n_failed, counts = certain_and_grid(f.conf, f.outcome)
+            histogram += counts
+            n_fitted = f.conf.size
+        else:  # the rows of positive weight, their weights summed per cell
+            x, y, wx, n_fitted, n_certain, n_failed = weighted_rows(f.conf, f.outcome, f.weight)
+            histogram = histogram + grid_counts(x, y, wx)
         certain[0] += n_certain
         certain[1] += n_failed
-        histogram += counts
+        certain[2] += n_fitted
         if pooled is not None:
-            pooled.add(f.conf, f.outcome)
-        chunk_grid = RankGrid.of(f.conf, f.outcome)
+            pooled.add(f.conf, f.outcome, f.weight)
+        chunk_grid = RankGrid.of(f.conf, f.outcome, sample_weight=f.weight)
         grid = chunk_grid if grid is None else grid + chunk_grid
         rows += f.conf.size
         if progress is not None:
@@ -232,26 +262,26 @@ def _first_pass(
         raise InputError(f"{where}: {reader.empty}.")
     fine = {name: _field(total, name) for name, need in wanted.items() if need.fixed is None}
     total = replace(total, pooled=pooled.result()) if pooled is not None else total
-    return total, fine, grid, wanted, seen, (certain[0], certain[1], histogram)
+    return total, fine, grid, wanted, seen, (certain[0], certain[1], histogram, certain[2])
 
 
 class _Pooling:
-    """Distinct forecasts of a stream with their counts and events, merged as chunks arrive,
-    given up past :data:`~calibkit.measure.distinct.MAX_STREAM_ROWS` rows."""
+    """Distinct forecasts of a stream with their counts and events (and weights), merged as
+    chunks arrive, given up past :data:`~calibkit.measure.distinct.MAX_STREAM_ROWS` rows."""
 
     def __init__(self) -> None:
         self.parts: list[Pooled] = []
         self.rows = 0
         self.dropped = False
 
-    def add(self, conf: np.ndarray, outcome: np.ndarray) -> None:
+    def add(self, conf: np.ndarray, outcome: np.ndarray, weight: np.ndarray | None) -> None:
         if self.dropped:
             return
         self.rows += conf.size
         if self.rows > MAX_STREAM_ROWS:  # the audit says why there are none
             self.parts, self.dropped = [], True
             return
-        self.parts.append(pool_ties(conf, outcome))
+        self.parts.append(pool_ties(conf, outcome, sample_weight=weight))
         if len(self.parts) > 64:
             self.parts = [merge_pooled(self.parts)]
 
@@ -270,15 +300,16 @@ ONE_PASS_SLOPE = (
 
 def _slope(
     reader: Reader,
-    n: int,
-    certain: tuple[int, int, Any],
+    total: Summary,
+    certain: tuple[int, int, Any, int],
     first: Fingerprint,
     where: str,
     progress: Progress,
 ) -> CalibrationSlope:
     """The calibration slope fit over a re-readable stream: started from the fit on the first
     pass's logit histogram, then one pass a round of Newton steps (usually one), each checked to
-    read the rows of the first."""
+    read the rows of the first. Weighted, every sum weighs its rows (those of weight 0 left
+    out), as :func:`calibkit.measure.slope.slope_of` does."""
     rounds = 0
 
     def evaluate(points: list[tuple[float, ...]]) -> list[np.ndarray]:
@@ -290,21 +321,27 @@ def _slope(
         for f in reader.read():
             seen.add(f)
             seen.check(first, where, False, "a pass of the calibration slope")
-            for total, more in zip(sums, terms_at(f.conf, f.outcome, points), strict=True):
-                total += more
+            if f.weight is None:
+                terms = terms_at(f.conf, f.outcome, points)
+            else:
+                x, y, wx, _, _, _ = weighted_rows(f.conf, f.outcome, f.weight)
+                terms = [slope_terms(x, y, a, b, wx) for a, b, *_ in points]
+            for part, more in zip(sums, terms, strict=True):
+                part += more
             rows += f.conf.size
             if progress is not None:
                 progress(f"calibration slope, round {rounds}", rows, reader.rows or 0)
         seen.check(first, where, True, "a pass of the calibration slope")
         return sums
 
-    n_certain, n_failed, histogram = certain
+    n_certain, n_failed, histogram, positive = certain
     return slope_from_sums(
         evaluate,
-        n=n,
+        n=positive,
         n_certain=n_certain,
         n_failed=n_failed,
         start=grid_start(histogram),
+        weight=total.mass if total.weighted else None,
     )
 
 
@@ -325,15 +362,22 @@ def _exact(
     progress: Progress,
 ) -> dict[str, tuple[BinStats, Edges]]:
     """Exact quantile edges and their statistics from a second pass over the cells that hold
-    the order statistics; refused when the second pass reads other rows than the first."""
+    the order statistics; refused when the second pass reads other rows than the first.
+    Weighted, the order statistics are those of cumulative weight
+    (:func:`calibkit.measure.bins.weighted_order_statistics`) and the cells are located by
+    the fine bins' weights."""
     targets: dict[str, np.ndarray] = {}
     for name, need in quantile.items():
         stats = fine[name]
+        if stats.weighted:
+            lo, hi, _ = weighted_ranks(stats.total_mass, quantile_levels(need.n_bins))
+            targets[name] = _weighted_cells(stats.mass, np.union1d(lo, hi))
+            continue
         lo, hi, _ = order_statistic_ranks(stats.n, need.n_bins)
         cumulative = np.cumsum(stats.count)
         ranks = np.union1d(lo, hi)
         targets[name] = np.unique(np.searchsorted(cumulative, ranks, side="right"))
-    kept: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in quantile}
+    kept: dict[str, list[tuple[np.ndarray, ...]]] = {name: [] for name in quantile}
     rows = 0
     seen = Fingerprint()
     for f in reader.read():
@@ -346,23 +390,52 @@ def _exact(
                 np.asarray(values, dtype=np.float64), fine[name].edges, need.closed
             )
             mask = np.isin(cells, targets[name])
-            kept[name].append(_compress(values[mask], outcome[mask]))
+            w = None if f.weight is None else f.weight[mask]
+            kept[name].append(_compress(values[mask], outcome[mask], w))
         rows += f.conf.size
         if progress is not None:
             progress("pass 2 of 2", rows, reader.rows or 0)
     seen.check(first, where, True, "its second pass")
     out = {}
     for name, need in quantile.items():
-        values, outcome, counts = _merge(kept[name])
+        if fine[name].weighted:
+            values, outcome, counts, w, w_sq = _merge_weighted(kept[name])
+            out[name] = _split_weighted(
+                fine[name], targets[name], values, outcome, counts, (w, w_sq), need, where
+            )
+            continue
+        values, outcome, counts = _merge([(p, c) for p, c, *_ in kept[name]])
         out[name] = _split(fine[name], targets[name], values, outcome, counts, need, where)
     return out
 
 
-def _compress(values: np.ndarray, outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct (value, outcome) pairs of a chunk's kept forecasts, with their counts."""
+def _weighted_cells(mass: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The fine cells holding the weighted order statistics at real ``ranks``: the first cell
+    whose cumulative weight exceeds each rank (a rank below 0 is that of the first row of
+    positive weight; one past the total, rounding apart, that of the last)."""
+    cumulative = np.cumsum(mass)
+    at = np.searchsorted(cumulative, np.maximum(ranks, 0.0), side="right")
+    return np.unique(np.minimum(at, int(np.flatnonzero(mass > 0)[-1])))
+
+
+def _compress(
+    values: np.ndarray, outcome: np.ndarray, weight: np.ndarray | None = None
+) -> tuple[np.ndarray, ...]:
+    """Distinct (value, outcome) pairs of a chunk's kept forecasts, with their counts (and
+    the sums of their weights and squared weights)."""
     key = np.stack([np.asarray(values, dtype=np.float64), np.asarray(outcome, dtype=np.float64)])
-    pairs, counts = np.unique(key, axis=1, return_counts=True)
-    return pairs, counts
+    if weight is None:
+        pairs, counts = np.unique(key, axis=1, return_counts=True)
+        return pairs, counts
+    pairs, inverse, counts = np.unique(key, axis=1, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    size = pairs.shape[1]
+    return (
+        pairs,
+        counts,
+        np.bincount(inverse, weights=weight, minlength=size),
+        np.bincount(inverse, weights=weight * weight, minlength=size),
+    )
 
 
 def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]:
@@ -371,6 +444,19 @@ def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]
     merged, inverse = np.unique(pairs, axis=1, return_inverse=True)
     total = np.bincount(inverse.ravel(), weights=counts, minlength=merged.shape[1])
     return merged[0], merged[1], total.astype(np.int64)
+
+
+def _merge_weighted(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """:func:`_merge` of weighted parts: value, outcome, count, weight, squared weight."""
+    pairs = np.concatenate([p[0] for p in parts], axis=1)
+    merged, inverse = np.unique(pairs, axis=1, return_inverse=True)
+    inverse = inverse.ravel()
+    size = merged.shape[1]
+
+    def summed(k: int) -> np.ndarray:
+        return np.bincount(inverse, weights=np.concatenate([p[k] for p in parts]), minlength=size)
+
+    return merged[0], merged[1], summed(1).astype(np.int64), summed(2), summed(3)
 
 
 def _split(
@@ -415,6 +501,60 @@ def _split(
     for total, term in zip(sums, _kernels.sum_terms(values, outcome), strict=True):
         total += np.bincount(idx, weights=term * counts, minlength=m)
     return BinStats(made.values, need.closed, count, *sums), made
+
+
+def _split_weighted(
+    fine: BinStats,
+    targets: np.ndarray,
+    values: np.ndarray,
+    outcome: np.ndarray,
+    counts: np.ndarray,
+    weights: tuple[np.ndarray, np.ndarray],
+    need: Need,
+    where: str,
+) -> tuple[BinStats, Edges]:
+    """:func:`_split` of weighted statistics: the edges from the weighted order statistics
+    (the value at real rank r: the first, in order, whose cumulative weight exceeds r, rows of
+    weight 0 left out, as in :func:`calibkit.measure.bins.weighted_order_statistics`), and
+    the weighted sums, weights and squared weights over them."""
+    w, w_sq = weights
+    lo, hi, gamma = weighted_ranks(fine.total_mass, quantile_levels(need.n_bins))
+    cells = _kernels.bin_index(values, fine.edges, need.closed)
+    order = np.lexsort((values, cells))
+    values, outcome, counts, cells = values[order], outcome[order], counts[order], cells[order]
+    w, w_sq = w[order], w_sq[order]
+    before = np.concatenate(([0.0], np.cumsum(fine.mass)))  # weight below each cell
+    positive = w > 0
+    x, at_cell, wp = values[positive], cells[positive], w[positive]
+    cumulative = np.cumsum(wp)
+    first = np.searchsorted(at_cell, at_cell, side="left")  # where each value's cell starts
+    end = before[at_cell] + cumulative - (cumulative[first] - wp[first])  # weight up to it
+
+    def at(ranks: np.ndarray) -> np.ndarray:
+        return x[np.minimum(np.searchsorted(end, ranks, side="right"), x.size - 1)]
+
+    inner = interpolate_order_statistics(at(lo), at(hi), gamma)
+    made = quantile_edges(inner, n_bins=need.n_bins, closed=need.closed, where=where, stacklevel=6)
+    m = made.values.size - 1
+    closed_end = fine.edges[1:] if need.closed == "right" else fine.edges[:-1]
+    whole = np.setdiff1d(np.flatnonzero(fine.count), targets)
+    bins = _kernels.bin_index(closed_end[whole], made.values, need.closed)
+
+    def spread(per_cell: np.ndarray) -> np.ndarray:
+        return np.bincount(bins, weights=per_cell[whole], minlength=m).astype(np.float64)
+
+    count = spread(fine.count).astype(np.int64)
+    sums = [spread(getattr(fine, f)) for f in _kernels.SUM_FIELDS]
+    mass, mass_sq = spread(fine.mass), spread(fine.mass_sq)
+    idx = _kernels.bin_index(values, made.values, need.closed)
+    count += np.bincount(idx, weights=counts, minlength=m).astype(np.int64)
+    for total, term in zip(sums, _kernels.sum_terms(values, outcome), strict=True):
+        total += np.bincount(idx, weights=term * w, minlength=m)
+    mass += np.bincount(idx, weights=w, minlength=m)
+    mass_sq += np.bincount(idx, weights=w_sq, minlength=m)
+    return BinStats.of_sums(
+        made.values, need.closed, count, sums, weight=mass, weight_sq=mass_sq
+    ), made
 
 
 # ----------------------------------------------------------------------------- temperature

@@ -61,11 +61,13 @@ def file_schema(path: Path, fmt: str) -> tuple[list[str], set[str]]:
 
 def read_batches(
     path: Path, fmt: str, plan: Any, *, batch_rows: int = BATCH_ROWS
-) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
-    """``(scores, labels, first_row)`` of each batch of a CSV, TSV, Parquet or JSON-lines file
-    (checked by :func:`file_schema` first), read through pyarrow one batch at a time. A missing
-    value or a cell that is not a number is counted to the end of the file before the error,
-    which gives the total and the first row of the file, as reading it whole would."""
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None, int]]:
+    """``(scores, labels, weights, first_row)`` of each batch of a CSV, TSV, Parquet or
+    JSON-lines file (checked by :func:`file_schema` first), read through pyarrow one batch at a
+    time; ``weights`` are the values of the plan's weight column as numbers (None without
+    one: the stream checks them, over every batch). A missing value or a cell that is not a
+    number is counted to the end of the file before the error, which gives the total and the
+    first row of the file, as reading it whole would."""
     import pyarrow as pa
 
     from ._plan import planned_names, planned_roles
@@ -93,7 +95,8 @@ def read_batches(
                         raise InputError(
                             f"{exc} (in the batch of rows {start}..{start + rows - 1})"
                         ) from None
-                    yield scores, labels, start
+                    weights = None if plan.weight is None else src.get(plan.weight, "numeric")
+                    yield scores, labels, weights, start
             start += rows
     except (pa.ArrowException, OSError) as exc:
         raise InputError(

@@ -47,7 +47,16 @@ def ece_change_band(
 ) -> ChangeBand:
     """Whether ECE moved from the :class:`~calibkit.BinStats` ``old`` to ``new`` beyond the
     noise of two cohorts of these sizes and confidences whose calibration is the same (the
-    test of :func:`compare_records` and of the monitor)."""
+    test of :func:`compare_records` and of the monitor).
+
+    Weighted statistics: the ECEs are weighted, the pooled gap is the weighted one, and each
+    bin's sum of w (y - p) is drawn with variance sum w^2 times the bin's weighted mean of
+    (p + g)(1 - p - g): the bin counts as its Kish effective count (sum w)^2 / sum w^2 of
+    rows of equal weight. With weights that all equal one this is the unweighted band; with
+    uneven weights it is wider than the band of rows repeated by their weights (a weighted
+    row is one observation, not w independent ones), so a flag keeps its level. Its coverage
+    under no change is tested by simulation.
+    """
     change = float(ece_from_stats(new)) - float(ece_from_stats(old))
     null = _null_changes(old, new, n_sims, np.random.default_rng(seed))
     alpha = 1.0 - level
@@ -61,15 +70,19 @@ def ece_change_band(
 def _null_changes(s_old: Any, s_new: Any, n_sims: int, rng: np.random.Generator) -> np.ndarray:
     """ECE(new) - ECE(old) when calibration did not move: each record keeps its counts and
     confidences, both get the pooled per-bin gap g, and each bin's sum of (y - p) is drawn from
-    its normal limit, mean g n, variance sum (p + g)(1 - p - g)."""
-    n_old = s_old.count.astype(np.float64)
-    n_new = s_new.count.astype(np.float64)
+    its normal limit, mean g n, variance sum (p + g)(1 - p - g); weighted, n is the bin's
+    weight and the variance sum w^2 times the mean of (p + g)(1 - p - g) (see
+    :func:`ece_change_band`)."""
+    n_old = s_old.mass
+    n_new = s_new.mass
     total = n_old + n_new
     residual = s_old.sum_outcome + s_new.sum_outcome - s_old.sum_conf - s_new.sum_conf
     gap = np.where(total > 0, residual / np.maximum(total, 1.0), 0.0)
 
     def simulated_ece(stats: Any, n: np.ndarray) -> np.ndarray:
         var = (stats.sum_conf - stats.sum_conf_sq) + gap * (n - 2.0 * stats.sum_conf) - n * gap**2
+        if stats.weighted:  # n mean(...) times sum w^2 / sum w: per Kish effective row
+            var = var * np.divide(stats.mass_sq, n, out=np.zeros_like(n), where=n > 0)
         sd = np.sqrt(np.maximum(var, 0.0))
         sums = gap * n + rng.standard_normal((n_sims, n.size)) * sd
         return np.abs(sums).sum(axis=1) / n.sum()

@@ -253,6 +253,8 @@ def score_sums(
     (divide by sum w_i for the means)."""
     if sample_weight is not None:
         mass = float(sample_weight.sum())
+        if mass == 0.0:  # a chunk of a stream whose rows all weigh 0: it adds nothing
+            return 0.0, 0.0
         x = scores if from_logits else p
         loss = nll_of(
             x,

@@ -53,6 +53,7 @@ __all__ = [
     "split_certain",
     "terms_at",
     "undefined_slope",
+    "weighted_rows",
 ]
 
 #: Newton steps before the fit gives up (a fit from slope 1 takes 4 to 8).
@@ -501,24 +502,33 @@ def slope_of(
     )
 
 
-def _weighted_slope(
-    conf: np.ndarray, outcome: np.ndarray, w: np.ndarray, level: float
-) -> CalibrationSlope:
-    """:func:`slope_of` with weights: the rows of weight 0 left out, every sum weighted."""
+def weighted_rows(
+    conf: np.ndarray, outcome: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int, int]:
+    """What a weighted fit uses of checked arrays: the logits, outcomes and weights of the
+    rows of positive weight strictly inside (0, 1), then the number of rows of positive weight,
+    of those of exactly 0 or 1, and of those that failed (:func:`split_certain`)."""
     keep = w > 0
     if not keep.all():
         conf, outcome, w = conf[keep], outcome[keep], w[keep]
     conf = np.asarray(conf, dtype=np.float64)
-    inside = (conf > 0.0) & (conf < 1.0)
     x, y, n_certain, n_failed = split_certain(conf, outcome)
-    wx = w[inside] if n_certain else w
+    wx = w[(conf > 0.0) & (conf < 1.0)] if n_certain else w
+    return x, y, wx, int(conf.shape[0]), n_certain, n_failed
+
+
+def _weighted_slope(
+    conf: np.ndarray, outcome: np.ndarray, w: np.ndarray, level: float
+) -> CalibrationSlope:
+    """:func:`slope_of` with weights: the rows of weight 0 left out, every sum weighted."""
+    x, y, wx, n, n_certain, n_failed = weighted_rows(conf, outcome, w)
 
     def evaluate(points: list[Point]) -> list[np.ndarray]:
         return [slope_terms(x, y, a, b, wx) for a, b, *_ in points]
 
     return slope_from_sums(
         evaluate,
-        n=int(conf.shape[0]),
+        n=n,
         n_certain=n_certain,
         n_failed=n_failed,
         level=level,

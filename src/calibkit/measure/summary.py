@@ -60,20 +60,43 @@ def fine_edges() -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class RankGrid:
-    """Counts of positive and negative outcomes per cell of the logit grid (mergeable).
+    """Counts of positive and negative outcomes per cell of the logit grid (mergeable); with
+    sample weights, the sums of their weights (float64).
 
     The AUC from it counts a pair in one cell as a tie (one half); the exact AUC lies within
-    ``error`` of it (half the share of positive-negative pairs that share a cell).
+    ``error`` of it (half the share of positive-negative pairs that share a cell). Weighted,
+    a pair counts w_i w_j, as in :func:`calibkit.auc` with ``sample_weight``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibkit.measure.summary import RankGrid
+    >>> g = RankGrid.of(np.array([0.1, 0.4, 0.8]), np.array([0, 1, 1]),
+    ...                 sample_weight=np.array([3.0, 1.0, 1.0]))
+    >>> float(g.positives.sum()), float(g.negatives.sum()), g.auc()
+    (2.0, 3.0, (1.0, 0.0))
     """
 
     positives: np.ndarray
     negatives: np.ndarray
 
     @classmethod
-    def of(cls, confidence: np.ndarray, outcome: np.ndarray) -> RankGrid:
+    def of(
+        cls,
+        confidence: np.ndarray,
+        outcome: np.ndarray,
+        *,
+        sample_weight: np.ndarray | None = None,
+    ) -> RankGrid:
         cells = grid_index(confidence)
         hit = np.asarray(outcome, dtype=bool)
         size = grid_cells(AUC_STEPS)
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            return cls(
+                np.bincount(cells[hit], weights=w[hit], minlength=size),
+                np.bincount(cells[~hit], weights=w[~hit], minlength=size),
+            )
         return cls(
             np.bincount(cells[hit], minlength=size), np.bincount(cells[~hit], minlength=size)
         )
@@ -239,13 +262,30 @@ def coarsen(
     fine: BinStats, *, n_bins: int, where: str, stacklevel: int = 2
 ) -> tuple[BinStats, Edges]:
     """Merge fine bins into ``n_bins`` groups of about equal mass: the statistics are exact for
-    the edges returned, which approximate the quantile edges to within one fine bin."""
+    the edges returned, which approximate the quantile edges to within one fine bin. Weighted
+    statistics are cut by their weight (the mass of :class:`BinStats`), as weighted quantiles
+    are; a fine bin holding only rows of weight 0 closes no group.
+
+    Examples
+    --------
+    >>> import numpy as np, calibkit as ck
+    >>> from calibkit.measure.summary import coarsen
+    >>> fine = ck.BinStats.from_forecasts([0.1, 0.3, 0.6, 0.9], [0, 0, 1, 1],
+    ...     edges=[0, 0.25, 0.5, 0.75, 1], sample_weight=[3, 1, 1, 1])
+    >>> stats, edges = coarsen(fine, n_bins=2, where="x")
+    >>> edges.values.tolist(), stats.count.tolist(), stats.mass.tolist()
+    ([0.0, 0.25, 1.0], [1, 3], [3.0, 3.0])
+    """
     total = fine.n
     if total == 0:
         raise InputError(f"{where}: no forecasts to bin.")
-    cumulative = np.cumsum(fine.count)
-    targets = quantile_levels(n_bins) * total
-    # the first fine bin whose cumulative count reaches each target closes a group
+    if fine.weighted:
+        cumulative: np.ndarray = np.cumsum(fine.mass)
+        targets = quantile_levels(n_bins) * fine.total_mass
+    else:
+        cumulative = np.cumsum(fine.count)
+        targets = quantile_levels(n_bins) * total
+    # the first fine bin whose cumulative count (weight) reaches each target closes a group
     closers = np.unique(np.searchsorted(cumulative, targets, side="left"))
     closers = closers[closers < fine.n_bins - 1]
     starts = np.concatenate(([0], closers + 1))
