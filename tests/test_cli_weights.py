@@ -1,4 +1,4 @@
-"""The command line with a weight column: calibkit audit, fit and decide --weight COLUMN.
+"""The command line with a weight column: calibkit audit, monitor, fit and decide --weight COLUMN.
 
 audit has no split, so the weighted run equals the run on the file with each row repeated w
 times (memory and DuckDB). fit and decide split the rows, and a file's repeated copies would be
@@ -243,3 +243,44 @@ def test_decide_weight_bad_cells_are_one_line(tmp_path):
                     "--defer-cost", 1)  # fmt: skip
     assert_bad_input(result, "'w'")
     assert "row 1" in result.stderr
+
+
+# ----------------------------------------------------------------------------- monitor
+
+
+def test_monitor_weight_equals_the_repeated_rows_on_every_engine(tmp_path):
+    z, y, w = _data(n=600)
+    p = 1 / (1 + np.exp(-z / 3))
+    week = np.arange(y.size) % 3 + 1
+    weighted = _csv(tmp_path / "w.csv", {"p": p, "label": y, "w": w, "week": week})
+    repeated = _csv(
+        tmp_path / "r.csv",
+        {"p": np.repeat(p, w), "label": np.repeat(y, w), "week": np.repeat(week, w)},
+    )
+    common = ("--by", "week", "--probs", "p", "--label", "label", "--json")
+    want = json.loads(invoke("monitor", repeated, *common).stdout)
+    for engine in ("memory", "duckdb"):
+        result = invoke("monitor", weighted, *common, "--weight", "w", "--engine", engine)
+        assert result.exit_code == 0, result.output
+        got = json.loads(result.stdout)
+        for g, r in zip(got["groups"], want["groups"], strict=True):
+            assert g["group"] == r["group"]
+            for key in ("ece", "accuracy", "mean_confidence"):
+                assert g[key] == pytest.approx(r[key], rel=1e-9), (engine, key)
+            assert g["n"] == int(np.sum(week == g["group"]))  # raw rows beside the weight
+
+
+def test_monitor_refuses_a_negative_weight_cell_in_one_line(tmp_path):
+    path = _csv(
+        tmp_path / "bad.csv",
+        {
+            "p": [0.2, 0.7, 0.9, 0.4],
+            "label": [0, 1, 1, 0],
+            "w": [1.0, -2.0, 1.0, 1.0],
+            "week": [1, 1, 2, 2],
+        },
+    )
+    result = invoke(
+        "monitor", path, "--by", "week", "--probs", "p", "--label", "label", "--weight", "w"
+    )
+    assert_bad_input(result, r"weight column 'w' has negative values")

@@ -29,6 +29,7 @@ from ._common import (
     SparkMasterOption,
     Strategy,
     StrategyOption,
+    WeightOption,
     _check_output,
     _check_quiet,
     _columns,
@@ -88,6 +89,7 @@ def monitor(
     confidence: ScoredConfidenceOption = None,
     correct: CorrectOption = None,
     prediction: PredictionOption = None,
+    weight: WeightOption = None,
     fmt: FormatOption = None,
     bins: BinsOption = 15,
     strategy: StrategyOption = Strategy.uniform,
@@ -148,6 +150,7 @@ def monitor(
         confidence=confidence,
         correct=correct,
         prediction=prediction,
+        weight=weight,
         format=fmt,
     )
     with warnings.catch_warnings(record=True) as caught:
