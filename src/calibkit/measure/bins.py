@@ -18,6 +18,7 @@ import numpy as np
 from .. import _kernels
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
+from .masses import Masses
 from .ranking import order_statistics
 
 __all__ = ["BinStats", "bin_edges", "bin_index"]
@@ -255,7 +256,7 @@ def bin_index(confidence: Any, edges: Any, *, closed: str = "right") -> np.ndarr
 
 
 @dataclass(frozen=True, eq=False)
-class BinStats:
+class BinStats(Masses):
     """Per-bin sufficient statistics of (confidence, outcome) pairs.
 
     For bin b: ``count`` n_b, ``sum_conf`` = sum p, ``sum_outcome`` = sum y, ``sum_conf_sq`` =
@@ -269,6 +270,10 @@ class BinStats:
     count), so integer weights give the numbers of the data with each row repeated that many
     times; :attr:`effective_count` is Kish's effective sample size per bin, (sum w)^2 / sum w^2,
     which binomial intervals and noise floors use in place of the count.
+
+    >>> s = BinStats.from_forecasts([0.3, 0.4], [1, 0], edges=[0, 1], sample_weight=[1, 3])
+    >>> s.count.tolist(), s.mass.tolist(), s.effective_count.tolist()
+    ([2], [4.0], [1.6])
 
     Examples
     --------
@@ -453,44 +458,6 @@ class BinStats:
         )
 
     # -------------------------------------------------------------- derived
-    @property
-    def n(self) -> int:
-        """Total number of forecasts (rows, whatever their weights)."""
-        return int(self.count.sum())
-
-    @property
-    def weighted(self) -> bool:
-        """Whether the sums are weighted by sample weights."""
-        return self.weight is not None
-
-    @property
-    def mass(self) -> np.ndarray:
-        """What each bin's sums are divided by: the sum of the weights, or the count (float)."""
-        return self.count.astype(np.float64) if self.weight is None else self.weight
-
-    @property
-    def mass_sq(self) -> np.ndarray:
-        """Sum of the squared weights per bin (the count when unweighted)."""
-        return self.count.astype(np.float64) if self.weight_sq is None else self.weight_sq
-
-    @property
-    def total_mass(self) -> float:
-        """Sum of all weights (the number of forecasts when unweighted)."""
-        return float(self.mass.sum())
-
-    @property
-    def effective_count(self) -> np.ndarray:
-        """Kish's effective sample size per bin, (sum w)^2 / sum w^2 (the count when
-        unweighted).
-
-        >>> s = BinStats.from_forecasts([0.3, 0.4], [1, 0], edges=[0, 1], sample_weight=[1, 3])
-        >>> s.count.tolist(), s.mass.tolist(), s.effective_count.tolist()
-        ([2], [4.0], [1.6])
-        """
-        if self.weight is None:
-            return self.count.astype(np.float64)
-        return np.asarray(v.effective_size(self.mass, self.mass_sq))
-
     @property
     def n_bins(self) -> int:
         return int(self.count.size)

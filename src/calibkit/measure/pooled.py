@@ -15,11 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .masses import Masses
+
 __all__ = ["Pooled", "isotonic_fit", "pav", "pool_ties", "step_at"]
 
 
 @dataclass(frozen=True)
-class Pooled:
+class Pooled(Masses):
     """Rows pooled by forecast value: ``x`` strictly increasing (float64), ``count`` rows at
     each (int64) and ``hits`` the sum of their outcomes (float64).
 
@@ -32,30 +34,6 @@ class Pooled:
     hits: np.ndarray
     weight: np.ndarray | None = None
     weight_sq: np.ndarray | None = None
-
-    @property
-    def n(self) -> int:
-        """The number of rows (whatever their weights)."""
-        return int(self.count.sum())
-
-    @property
-    def weighted(self) -> bool:
-        return self.weight is not None
-
-    @property
-    def mass(self) -> np.ndarray:
-        """What each value's sums are divided by: the sum of its weights, or its count."""
-        return self.count.astype(np.float64) if self.weight is None else self.weight
-
-    @property
-    def mass_sq(self) -> np.ndarray:
-        """The sum of the squared weights at each value (the count when unweighted)."""
-        return self.count.astype(np.float64) if self.weight_sq is None else self.weight_sq
-
-    @property
-    def total_mass(self) -> float:
-        """The sum of all weights (the number of rows when unweighted)."""
-        return float(self.mass.sum())
 
     @property
     def mean(self) -> np.ndarray:
