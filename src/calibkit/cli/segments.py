@@ -22,6 +22,7 @@ from ._common import (
     ProbsOption,
     QuietOption,
     ScoredConfidenceOption,
+    WeightOption,
     _check_quiet,
     _echo_warnings,
     _fail,
@@ -91,6 +92,7 @@ def segments(
     correct: CorrectOption = None,
     prediction: PredictionOption = None,
     positive: PositiveOption = None,
+    weight: WeightOption = None,
     fmt: FormatOption = None,
     bins: BinsOption = 10,
     level: Annotated[
@@ -131,7 +133,7 @@ def segments(
         warnings.simplefilter("always")
         try:
             preds = _read_labelled(
-                file, fmt, label, probs, logits, confidence, correct, prediction, positive
+                file, fmt, label, probs, logits, confidence, correct, prediction, positive, weight
             )
             columns = read_features(file, names, fmt=fmt)
             with naming_columns(preds.columns, labels=preds.labels):
@@ -154,6 +156,7 @@ def segments(
                 n_sims=n_sims,
                 n_boot=n_boot,
                 seed=seed,
+                sample_weight=preds.sample_weight,
             )
         except InputError as exc:
             _fail(str(exc))

@@ -18,6 +18,16 @@ Measured on calibrated data (N = 4,000, 10 equal-width bins, confidences uniform
 ``benchmarks/check_segment_test.py``), segments of 150 and 400 rows are flagged at one-sided 1%
 in 1.07% and 0.95% of 4,000 runs (5%: 5.30%, 4.83%), where the normal band of the monitor flags
 1.38% and 1.18% (6.12%, 6.05%); docs/segments.md has the table.
+
+Weighted statistics (sample weights) have no whole event counts to draw, so the weighted test
+keeps the conditioning and replaces the noncentral hypergeometric law by its normal limit
+(:data:`WEIGHTED_SEGMENT_TEST`): within a bin, both sides get the pooled weighted gap g, each
+side's weighted outcome sum S has mean sum w (p + g) and variance V = (weighted mean of
+(p + g)(1 - p - g)) * sum w^2 (Kish's effective size at work: uneven weights raise the
+variance), and the segment's sum is drawn given the bin's observed total T, normal with mean
+sum_seg w (p + g) and variance V_seg V_rest / (V_seg + V_rest); the rest gets T less it.
+Its false-alarm rate on calibrated data with lognormal weights is measured by
+``benchmarks/check_weighted_segment_test.py`` (docs/weights.md has the rates).
 """
 
 from __future__ import annotations
@@ -34,6 +44,13 @@ __all__ = ["SegmentChange", "segment_change"]
 
 #: Event rates are kept this far inside (0, 1) for their odds (a rate of 0 or 1 has none).
 RATE_MARGIN = 1e-9
+
+#: How :func:`segment_change` draws a weighted segment's outcome sums.
+WEIGHTED_SEGMENT_TEST = (
+    "weighted: per bin, the segment's weighted outcome sum drawn given the bin's observed "
+    "total, normal with mean sum w (p + g) at the pooled weighted gap g and variance "
+    "V_seg V_rest / (V_seg + V_rest), V = (weighted mean of (p + g)(1 - p - g)) * sum w^2"
+)
 
 
 @dataclass(frozen=True)
@@ -68,7 +85,8 @@ def segment_change(
 ) -> SegmentChange:
     """One-sided test that ``segment`` is calibrated worse (a larger ECE) than ``rest``, the
     other rows of the same data, over the same bins (see the module docstring). The
-    statistics must hold 0/1 outcomes (their event sums whole numbers).
+    statistics must hold 0/1 outcomes (their event sums whole numbers); weighted statistics
+    (both sides weighted) are drawn by :data:`WEIGHTED_SEGMENT_TEST`.
 
     Examples
     --------
@@ -87,6 +105,11 @@ def segment_change(
 
     rng = np.random.default_rng(seed)
     change = ece_from_stats(segment) - ece_from_stats(rest)
+    if segment.weighted or rest.weighted:
+        null = _weighted_null(segment, rest, n_sims, rng)
+        beyond = np.count_nonzero(null >= change - 1e-12)
+        threshold = float(np.quantile(null, 1.0 - alpha))
+        return SegmentChange(change, threshold, float((beyond + 1) / (n_sims + 1)), alpha, n_sims)
     n_seg, n_rest = segment.count, rest.count
     total = n_seg + n_rest
     events = np.rint(segment.sum_outcome + rest.sum_outcome).astype(np.int64)
@@ -109,6 +132,38 @@ def segment_change(
     beyond = np.count_nonzero(null >= change - 1e-12)
     threshold = float(np.quantile(null, 1.0 - alpha))
     return SegmentChange(change, threshold, float((beyond + 1) / (n_sims + 1)), alpha, n_sims)
+
+
+def _weighted_null(
+    segment: BinStats, rest: BinStats, n_sims: int, rng: np.random.Generator
+) -> np.ndarray:
+    """ECE(segment) - ECE(rest) of ``n_sims`` draws of :data:`WEIGHTED_SEGMENT_TEST`."""
+    w_seg, w_rest = segment.mass, rest.mass
+    w_all = w_seg + w_rest
+    total = segment.sum_outcome + rest.sum_outcome  # the bin's observed weighted event sum
+    has = w_all > 0
+    safe = np.where(has, w_all, 1.0)
+    gap = np.where(has, (total - segment.sum_conf - rest.sum_conf) / safe, 0.0)
+
+    def variance(stats: BinStats) -> np.ndarray:
+        mass = stats.mass
+        m = np.where(mass > 0, mass, 1.0)
+        conf, conf_sq = stats.sum_conf / m, stats.sum_conf_sq / m
+        # weighted mean of (p + g)(1 - p - g) = E[p] - E[p^2] + g (1 - 2 E[p]) - g^2
+        mean_var = conf - conf_sq + gap * (1.0 - 2.0 * conf) - gap**2
+        return np.where(mass > 0, np.maximum(mean_var, 0.0) * stats.mass_sq, 0.0)
+
+    v_seg, v_rest = variance(segment), variance(rest)
+    v_all = v_seg + v_rest
+    sd = np.sqrt(np.where(v_all > 0, v_seg * v_rest / np.where(v_all > 0, v_all, 1.0), 0.0))
+    mean = segment.sum_conf + gap * w_seg
+    seg_sum = mean + rng.standard_normal((n_sims, w_seg.size)) * sd
+    seg_gap = seg_sum - segment.sum_conf
+    rest_gap = (total - seg_sum) - rest.sum_conf
+    return (
+        np.abs(seg_gap).sum(axis=1) / segment.total_mass
+        - np.abs(rest_gap).sum(axis=1) / rest.total_mass
+    )
 
 
 def _odds_ratio(q_seg: float, q_rest: float) -> float:

@@ -8,23 +8,37 @@ each group's own map. A map beats the other in a group when the other is worse t
 noise, by the tests of the ledger (:mod:`calibkit.recalibrate._worse`): a rise of ECE beyond the
 95th percentile of the noise floor, or a mean per-row rise of log-loss beyond 1.96 paired
 standard errors.
+
+With sample weights, every held-out number is weighted (ECE, NLL; with integer weights those
+of the rows repeated), the noise floors simulate the weighted ECE with each row keeping its
+weight, and the NLL test uses the weighted paired standard error; the split is of rows (each
+group's rows divided as without weights), each side taking its rows' weights.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import _validate as v
-from .._errors import InputError
+from .._errors import CalibkitWarning, InputError
 from .._json import jsonable
 from ..measure.uncertainty import NoiseFloor
 from ._worse import Worse, row_losses, worse_beyond_noise
 from .group import GroupCalibrator
-from .ledger import _check_calibrator, _clone, _measure, _probabilities, _read, _template
+from .ledger import (
+    _check_calibrator,
+    _clone,
+    _measure,
+    _probabilities,
+    _read,
+    _template,
+    _weighted_words,
+)
 from .ledger_table import _fmt
 from .split import stratified_split
 
@@ -37,6 +51,8 @@ class GroupComparison:
     ``pooled`` (the pooled map) and ``own`` (the group's own map, which is the pooled map when
     ``fallback`` says why the group has none). ``own_better`` lists the instruments on which
     the pooled map is worse than the group's own beyond noise, ``pooled_better`` the reverse.
+    With sample weights, ``n_fit`` and ``n_eval`` stay raw row counts and ``weight_fit`` and
+    ``weight_eval`` are the rows' total weights (None when unweighted).
     """
 
     group: Any
@@ -53,6 +69,8 @@ class GroupComparison:
     nll_own: float
     own_better: tuple[Worse, ...]
     pooled_better: tuple[Worse, ...]
+    weight_fit: float | None = None
+    weight_eval: float | None = None
 
     @property
     def verdict(self) -> str:
@@ -71,6 +89,8 @@ class GroupComparison:
             "group": jsonable(self.group),
             "n_fit": self.n_fit,
             "n_eval": self.n_eval,
+            **({} if self.weight_fit is None else {"weight_fit": self.weight_fit}),
+            **({} if self.weight_eval is None else {"weight_eval": self.weight_eval}),
             "fallback": self.fallback,
             "ece": {"before": self.ece_before, "pooled": self.ece_pooled, "own": self.ece_own},
             "noise_floor": {"pooled": self.floor_pooled.to_dict(), "own": self.floor_own.to_dict()},
@@ -108,6 +128,7 @@ class GroupCalibrationLedger:
     calibrator: GroupCalibrator
     fitted_on: str
     judged_on: str
+    weighted: bool = False
 
     @property
     def winners(self) -> tuple[Any, ...]:
@@ -119,14 +140,21 @@ class GroupCalibrationLedger:
         *("own", "verdict"),
     )
 
+    def header(self) -> tuple[str, ...]:
+        """The columns of :meth:`table_rows`: :attr:`HEADER`, with the held-out ``weight``
+        after ``N eval`` when the rows carried sample weights."""
+        return (*self.HEADER[:3], "weight", *self.HEADER[3:]) if self.weighted else self.HEADER
+
     def table_rows(self) -> list[tuple[str, ...]]:
         """One row per group, then the overall row: ECE and NLL of the model, the pooled map and
-        the group's own map on the held-out rows, and which map won."""
+        the group's own map on the held-out rows, and which map won (weighted: the held-out
+        weight beside the raw row count, and every number weighted)."""
         return [
             (
                 str(g.group),
                 str(g.n_fit),
                 str(g.n_eval),
+                *(() if g.weight_eval is None else (f"{g.weight_eval:.6g}",)),
                 *(_fmt(x) for x in (g.ece_before, g.ece_pooled, g.ece_own)),
                 *(_fmt(x) for x in (g.nll_before, g.nll_pooled, g.nll_own)),
                 g.verdict,
@@ -171,8 +199,9 @@ class GroupCalibrationLedger:
         return f"of {len(self.groups)} groups, " + "; ".join(parts) + "."
 
     def __str__(self) -> str:
-        body = [self.HEADER, *self.table_rows()]
-        widths = [max(len(r[i]) for r in body) for i in range(len(self.HEADER))]
+        header = self.header()
+        body = [header, *self.table_rows()]
+        widths = [max(len(r[i]) for r in body) for i in range(len(header))]
         head = (
             f"group calibration ledger: {self.method} per group"
             + (f" of {self.by}" if self.by else "")
@@ -193,6 +222,7 @@ class GroupCalibrationLedger:
             "n": self.n,
             "n_fit": self.n_fit,
             "n_eval": self.n_eval,
+            **({"weighted": True} if self.weighted else {}),
             "calibration_fraction": self.calibration_fraction,
             "seed": self.seed,
             "n_bins": self.n_bins,
@@ -219,6 +249,8 @@ def compare_group_calibration(
     eval_groups: Any = None,
     n_bins: int = 15,
     n_sims: int = 1000,
+    sample_weight: Any = None,
+    eval_sample_weight: Any = None,
 ) -> GroupCalibrationLedger:
     """Judge a per-group calibrator against its pooled map, group by group, on held-out rows.
 
@@ -239,6 +271,14 @@ def compare_group_calibration(
         these (a group seen only here gets the pooled map, with a warning).
     n_bins, n_sims
         Equal-width bins of the ECE and simulations of its noise floor.
+    sample_weight : array of shape (N,), optional
+        One finite, non-negative weight per row of ``scores``, not all 0: the fit is weighted
+        (:meth:`GroupCalibrator.fit`) and, in a split, so are the held-out rows' measures
+        (integer weights: the numbers of the rows repeated; the noise floors keep each row's
+        weight, the NLL test uses the weighted standard error). The split is of rows, as
+        without weights. A group whose held-out rows all weigh 0 is left out, with a warning.
+    eval_sample_weight : array of shape (N_eval,), optional
+        The weights of the rows of ``eval_scores`` (a separate evaluation set only).
 
     Examples
     --------
@@ -272,6 +312,9 @@ def compare_group_calibration(
     keys = v.group_values(groups, n=x.shape[0], where=where)
     template = _clone(calibrator)
     n = int(x.shape[0])
+    w = v.sample_weight(sample_weight, n=n, where=where)
+    w_fit: np.ndarray | None = w
+    w_eval: np.ndarray | None = None
     given = [a is not None for a in (eval_scores, eval_labels, eval_groups)]
     if any(given):
         if not all(given):
@@ -285,9 +328,18 @@ def compare_group_calibration(
             check=check,
         )  # fmt: skip
         k_eval = v.group_values(eval_groups, n=x_eval.shape[0], where=where, name="eval_groups")
-        fitted = template.fit(x, y, groups=keys)
+        w_eval = v.sample_weight(
+            eval_sample_weight, n=int(x_eval.shape[0]), where=where, name="eval_sample_weight"
+        )
+        fitted = template.fit(x, y, groups=keys, sample_weight=w)
         fitted_on = f"all {n} rows of scores"
         judged_on = f"the {x_eval.shape[0]} rows of eval_scores"
+    elif eval_sample_weight is not None:
+        raise InputError(
+            f"{where}: eval_sample_weight weighs the rows of eval_scores, but none were given; "
+            "the held-out rows of a split are rows of scores and take their weights from "
+            "sample_weight."
+        )
     else:
         design, fraction = "split", float(calibration_fraction)
         values, codes = np.unique(keys, return_inverse=True)
@@ -299,30 +351,63 @@ def compare_group_calibration(
                 "); a held-out comparison needs at least 2 rows per group (one to fit, one to "
                 "judge): merge them or leave them out."
             )
-        cal, held = stratified_split(codes, calibration_fraction=fraction, seed=seed)
-        fitted = template.fit(x[cal], y[cal], groups=keys[cal])
+        if w is None:
+            cal, held = stratified_split(codes, calibration_fraction=fraction, seed=seed)
+        else:
+            cal, held, w_fit, w_eval = stratified_split(
+                codes, calibration_fraction=fraction, seed=seed, sample_weight=w
+            )
+        fitted = template.fit(x[cal], y[cal], groups=keys[cal], sample_weight=w_fit)
         x_eval, y_eval, k_eval = x[held], y[held], keys[held]
         fitted_on = (
             f"the calibration split ({cal.size} of {n} rows, {fraction:.0%} of each group, "
             f"seed {seed})"
         )
         judged_on = f"the other {held.size} rows, which neither map saw"
+    if w_fit is not None or w_eval is not None:
+        fitted_on, judged_on = _weighted_words(fitted_on, w_fit), _weighted_words(judged_on, w_eval)
+    fit_keys = keys if design == "given" else keys[cal]
     forecasts = _Forecasts(
         before=_probabilities(x_eval, from_logits=from_logits),
         pooled=np.asarray(fitted.pooled_.predict_proba(x_eval), dtype=np.float64),
         own=fitted.predict_proba(x_eval, groups=k_eval),
         loss_before=row_losses(x_eval, y_eval, from_logits=from_logits),
+        w=w_eval,
     )
     values, inverse = np.unique(k_eval, return_inverse=True)
-    rows = []
+    rows, weightless = [], []
     for i, group in enumerate(values.tolist()):
         mask = inverse == i
+        if w_eval is not None and not w_eval[mask].any():
+            weightless.append(str(group))
+            continue
         n_fit = fitted.sizes_.get(group, 0)
         fallback = fitted.fallback_.get(group, None if n_fit else "not seen in fit")
-        rows.append(forecasts.compare(mask, y_eval, group, n_fit, fallback, n_bins, n_sims, seed))
+        fit_weight = None if w_fit is None else float(w_fit[fit_keys == group].sum())
+        rows.append(
+            forecasts.compare(
+                mask, y_eval, group, n_fit, fallback, n_bins, n_sims, seed, fit_weight
+            )
+        )
+    if weightless:
+        warnings.warn(
+            f"{where}: {len(weightless)} {'group has' if len(weightless) == 1 else 'groups have'}"
+            f" only held-out rows of weight 0 and {'is' if len(weightless) == 1 else 'are'} left "
+            f"out of the ledger: {', '.join(weightless[:10])}.",
+            CalibkitWarning,
+            stacklevel=2,
+        )
     everything = np.ones(y_eval.size, dtype=bool)
     overall = forecasts.compare(
-        everything, y_eval, "all", sum(fitted.sizes_.values()), None, n_bins, n_sims, seed
+        everything,
+        y_eval,
+        "all",
+        sum(fitted.sizes_.values()),
+        None,
+        n_bins,
+        n_sims,
+        seed,
+        None if w_fit is None else float(w_fit.sum()),
     )
     return GroupCalibrationLedger(
         method=base.kind,
@@ -339,6 +424,7 @@ def compare_group_calibration(
         calibrator=fitted,
         fitted_on=fitted_on,
         judged_on=judged_on,
+        weighted=w_fit is not None or w_eval is not None,
     )
 
 
@@ -350,6 +436,7 @@ class _Forecasts:
     pooled: np.ndarray
     own: np.ndarray
     loss_before: np.ndarray
+    w: np.ndarray | None = None
 
     def compare(
         self,
@@ -361,11 +448,14 @@ class _Forecasts:
         n_bins: int,
         n_sims: int,
         seed: int,
+        fit_weight: float | None = None,
     ) -> GroupComparison:
         yg = y[rows]
-        before = _measure(self.before[rows], yg, n_bins=n_bins, n_sims=n_sims, seed=seed)
-        pooled = _measure(self.pooled[rows], yg, n_bins=n_bins, n_sims=n_sims, seed=seed)
-        own = _measure(self.own[rows], yg, n_bins=n_bins, n_sims=n_sims, seed=seed)
+        wg = None if self.w is None else self.w[rows]
+        before, pooled, own = (
+            _measure(p[rows], yg, n_bins=n_bins, n_sims=n_sims, seed=seed, w=wg)
+            for p in (self.before, self.pooled, self.own)
+        )
         loss_pooled = row_losses(self.pooled[rows], yg, from_logits=False)
         loss_own = row_losses(self.own[rows], yg, from_logits=False)
         return GroupComparison(
@@ -378,15 +468,16 @@ class _Forecasts:
             ece_own=own["ECE"],
             floor_pooled=pooled["floor"],
             floor_own=own["floor"],
-            nll_before=_mean(self.loss_before[rows]),
-            nll_pooled=_mean(loss_pooled),
-            nll_own=_mean(loss_own),
+            nll_before=_mean(self.loss_before[rows], wg),
+            nll_pooled=_mean(loss_pooled, wg),
+            nll_own=_mean(loss_own, wg),
             own_better=worse_beyond_noise(
                 ece_before=own["ECE"],
                 ece_after=pooled["ECE"],
                 floor_after=pooled["floor"],
                 loss_before=loss_own,
                 loss_after=loss_pooled,
+                sample_weight=wg,
             ),
             pooled_better=worse_beyond_noise(
                 ece_before=pooled["ECE"],
@@ -394,11 +485,19 @@ class _Forecasts:
                 floor_after=own["floor"],
                 loss_before=loss_pooled,
                 loss_after=loss_own,
+                sample_weight=wg,
             ),
+            weight_fit=fit_weight,
+            weight_eval=None if wg is None else float(wg.sum()),
         )
 
 
-def _mean(losses: np.ndarray) -> float:
-    """The mean log-loss (infinite when a row's true label got probability 0)."""
-    value = float(losses.mean())
+def _mean(losses: np.ndarray, w: np.ndarray | None = None) -> float:
+    """The mean log-loss, weighted by ``w`` over the rows of positive weight (infinite when
+    such a row's true label got probability 0)."""
+    if w is None:
+        value = float(losses.mean())
+    else:
+        counted = w > 0
+        value = float(np.sum(w[counted] * losses[counted]) / np.sum(w[counted]))
     return value if not math.isnan(value) else float("inf")

@@ -30,7 +30,7 @@ def render_segments(
     if result.segments:
         longest = max((s.name for s in result.segments), key=len)
         out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
-        for i, name in enumerate(result.WIDE_HEADER if wide else result.HEADER):
+        for i, name in enumerate(result.header(wide=wide)):
             if i == 0:  # a long name folds onto a second line, whole
                 out.add_column(name, overflow="fold", min_width=min(len(longest), 24))
             else:
@@ -38,7 +38,7 @@ def render_segments(
         rows = result.rows(wide=wide)
         for segment, row in zip(result.segments, rows, strict=True):
             out.add_row(*row, style="bold red" if segment.confirmed else "")
-        head = result.WIDE_HEADER if wide else result.HEADER
+        head = result.header(wide=wide)
         needed = sum(max(len(r[i]) for r in [head, *rows]) + 2 for i in range(len(head)))
         width = console.width
         if wide and needed > width:  # the wide table is printed whole, past the terminal's edge

@@ -5,7 +5,9 @@ A column is *numeric* when it holds integers or floats (not booleans) with more 
 than the number of quantile bins asked for, and it is not named in ``categorical``; it is cut
 at its ``k / n_quantiles`` quantiles (``np.quantile``, linear interpolation, over all rows:
 the cut uses no outcome, so both halves of the search share it), a value equal to a cut point
-going to the lower level. Every other column is *categorical*: one level per distinct value,
+going to the lower level; with sample weights, at the weighted quantiles (those of the rows
+repeated by their integer weights, :func:`calibkit.measure.bins.weighted_quantiles`). Every
+other column is *categorical*: one level per distinct value,
 refused beyond ``max_levels`` values (a search over hundreds of small groups has no power).
 """
 
@@ -22,6 +24,7 @@ import numpy as np
 from .. import _validate as v
 from .._errors import InputError
 from ..io import FrameSource, column_list, is_frame, open_source, resolve_format, retagged
+from ..measure.bins import weighted_quantiles
 
 __all__ = ["Feature", "Level", "code_features", "read_features"]
 
@@ -75,8 +78,10 @@ def code_features(
     categorical: Sequence[str],
     max_levels: int,
     where: str,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[tuple[Feature, ...], np.ndarray]:
-    """The features and the level of every row in each, as an (F, N) int array."""
+    """The features and the level of every row in each, as an (F, N) int array (numeric
+    features cut at the quantiles weighted by ``sample_weight``, checked, when given)."""
     columns = _columns(features, n=n, where=where)
     if not columns:
         raise InputError(f"{where}: features is empty; pass at least one feature column.")
@@ -97,6 +102,7 @@ def code_features(
             categorical=name in categorical,
             max_levels=max_levels,
             where=where,
+            sample_weight=sample_weight,
         )
         coded.append(feature)
     return tuple(coded), codes
@@ -166,11 +172,16 @@ def _code(
     categorical: bool,
     max_levels: int,
     where: str,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[Feature, np.ndarray]:
     numeric = values.dtype.kind in "iuf"
     if numeric and not categorical and _more_values_than(values, n_quantiles):
         at = np.arange(1, n_quantiles) / n_quantiles
-        return _quantile_levels(name, values, np.unique(np.quantile(values, at)))
+        if sample_weight is None:
+            cuts = np.quantile(values, at)
+        else:
+            cuts = weighted_quantiles(values, sample_weight, at)
+        return _quantile_levels(name, values, np.unique(cuts))
     kept, codes = np.unique(values, return_inverse=True)
     if kept.size > max_levels:
         raise InputError(

@@ -26,7 +26,9 @@ class Segment:
     it is worse beyond noise at the one-sided level of the confirmation. ``as_rest`` is the ECE
     the segment would have if its forecasts in each bin were off by the rest's gap there (its
     own confidences, the rest's calibration): what the test measures the segment against.
-    ``search_*`` are the numbers of the search half, where the segment was found.
+    ``search_*`` are the numbers of the search half, where the segment was found. With sample
+    weights, ``n`` (``rest_n``, ``n_search``) stays the raw row count and ``weight``
+    (``rest_weight``, ``search_weight``) is the rows' total weight; unweighted, those are None.
     """
 
     levels: tuple[Level, ...]
@@ -45,6 +47,9 @@ class Segment:
     search_ece: float
     search_gap: float
     search_test: SegmentChange
+    weight: float | None = None
+    rest_weight: float | None = None
+    search_weight: float | None = None
 
     @property
     def name(self) -> str:
@@ -65,29 +70,34 @@ class Segment:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "segment": self.name,
-            "levels": [level.to_dict() for level in self.levels],
-            "n": self.n,
-            "observed": self.observed,
-            "mean_confidence": self.mean_confidence,
-            "ece": self.ece,
-            "ece_interval": self.interval.to_dict(),
-            "noise_floor": self.noise_floor.to_dict(),
-            "gap": self.gap,
-            "gap_interval": list(self.gap_interval),
-            "rest_n": self.rest_n,
-            "rest_ece": self.rest_ece,
-            "ece_as_rest": self.as_rest,
-            "test": self.test.to_dict(),
-            "confirmed": self.confirmed,
-            "search": {
-                "n": self.n_search,
-                "ece": self.search_ece,
-                "gap": self.search_gap,
-                "test": self.search_test.to_dict(),
-            },
-        }
+        return (
+            {
+                "segment": self.name,
+                "levels": [level.to_dict() for level in self.levels],
+                "n": self.n,
+                "observed": self.observed,
+                "mean_confidence": self.mean_confidence,
+                "ece": self.ece,
+                "ece_interval": self.interval.to_dict(),
+                "noise_floor": self.noise_floor.to_dict(),
+                "gap": self.gap,
+                "gap_interval": list(self.gap_interval),
+                "rest_n": self.rest_n,
+                "rest_ece": self.rest_ece,
+                "ece_as_rest": self.as_rest,
+                "test": self.test.to_dict(),
+                "confirmed": self.confirmed,
+                "search": {
+                    "n": self.n_search,
+                    **_weight("weight", self.search_weight),
+                    "ece": self.search_ece,
+                    "gap": self.search_gap,
+                    "test": self.search_test.to_dict(),
+                },
+            }
+            | _weight("weight", self.weight)
+            | _weight("rest_weight", self.rest_weight)
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,6 +129,12 @@ class SegmentSearch:
     n_sims: int
     n_boot: int
     seed: int
+    total_weight: float | None = None
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the rows carried sample weights."""
+        return self.total_weight is not None
 
     @property
     def confirmed(self) -> tuple[Segment, ...]:
@@ -157,12 +173,20 @@ class SegmentSearch:
         *("rest", "p", "search N", "search gap", "search p", ""),
     )
 
+    def header(self, *, wide: bool = False) -> tuple[str, ...]:
+        """The columns of :meth:`rows`: :attr:`HEADER` or :attr:`WIDE_HEADER`, with a
+        ``weight`` column after ``N`` when the rows carried sample weights."""
+        head = self.WIDE_HEADER if wide else self.HEADER
+        return (*head[:2], "weight", *head[2:]) if self.weighted else head
+
     def rows(self, *, wide: bool = False) -> list[tuple[str, ...]]:
         """Rows of the table, as text (held-out numbers; ``acc`` is the observed frequency of
-        the event, ``rest`` the ECE of the other rows)."""
+        the event, ``rest`` the ECE of the other rows; weighted: ``N`` raw rows, then their
+        weight, and every other number weighted)."""
         out: list[tuple[str, ...]] = []
         for s in self.segments:
-            head = (s.name, str(s.n), f"{s.observed:.3f}", f"{s.mean_confidence:.3f}")
+            weight = () if s.weight is None else (f"{s.weight:.4g}",)
+            head = (s.name, str(s.n), *weight, f"{s.observed:.3f}", f"{s.mean_confidence:.3f}")
             ece = (f"{s.ece:.4f}", f"{s.noise_floor.mean:.4f}", f"{s.gap:+.4f}")
             flag = "CONFIRMED" if s.confirmed else ""
             if not wide:
@@ -176,7 +200,13 @@ class SegmentSearch:
 
     def note(self) -> str:
         """How the search ran and how to read the table."""
-        return (
+        weights = (
+            f"sample weights (total {self.total_weight:.6g}): every number is weighted, N counts "
+            "rows, and the floors, intervals and tests use Kish's effective size. "
+            if self.total_weight is not None
+            else ""
+        )
+        return weights + (
             f"search: {self.n_search} rows ({self.search_fraction:.0%}, seed {self.seed}); "
             f"held-out: the other {self.n_eval}, where every number in the table is measured. "
             f"ECE over {self.n_bins} equal-width bins (all rows: {self.ece:.4f}); floor: mean ECE "
@@ -192,8 +222,9 @@ class SegmentSearch:
     def __str__(self) -> str:
         lines = []
         if self.segments:
-            table = [self.HEADER, *self.rows()]
-            widths = [max(len(r[i]) for r in table) for i in range(len(self.HEADER))]
+            head = self.header()
+            table = [head, *self.rows()]
+            widths = [max(len(r[i]) for r in table) for i in range(len(head))]
             for r in table:
                 cells = [r[0].ljust(widths[0])]
                 cells += [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
@@ -207,6 +238,7 @@ class SegmentSearch:
             "n": self.n,
             "n_search": self.n_search,
             "n_eval": self.n_eval,
+            **_weight("total_weight", self.total_weight),
             "ece": self.ece,
             "features": [f.to_dict() for f in self.features],
             "settings": {
@@ -227,6 +259,11 @@ class SegmentSearch:
             "confirmed": [s.name for s in self.confirmed],
             "verdict": self.verdict(),
         }
+
+
+def _weight(key: str, value: float | None) -> dict[str, float]:
+    """``{key: value}`` when there is a weight, else nothing (unweighted output unchanged)."""
+    return {} if value is None else {key: value}
 
 
 def _one_or_two(depth: int) -> str:

@@ -14,6 +14,14 @@ noise does not rank it first) and the first ``max_segments`` are carried to the 
 where each is tested again, at the family-wise ``level`` split over the carried segments
 (Bonferroni). The search saw none of those rows, so the chance that any segment calibrated as
 the rest is confirmed is at most ``1 - level`` whatever the search looked at.
+
+With ``sample_weight``, every row keeps its weight: a segment's ECE, observed frequency and
+mean confidence are weighted (with integer weights, those of the rows repeated), its noise
+floor and bootstrap interval use each bin's effective size (Kish), and the test draws the
+weighted outcome sums from their conditional normal law
+(:data:`calibkit.measure.segment_change.WEIGHTED_SEGMENT_TEST`). The split is of rows (a row
+goes to one half with its whole weight), ``min_size`` counts rows, and a segment is searched
+only when it and the rest weigh more than 0 in each half.
 """
 
 from __future__ import annotations
@@ -62,6 +70,7 @@ def find_miscalibrated_segments(
     n_sims: int = 2000,
     n_boot: int = 1000,
     seed: int = 0,
+    sample_weight: Any = None,
 ) -> SegmentSearch:
     """Find the segments of one or two features where the forecasts are calibrated worse than
     elsewhere, and confirm each on rows the search never saw.
@@ -102,6 +111,13 @@ def find_miscalibrated_segments(
         Seeds the split and every simulation: the same seed, the same result. The search half
         is the first ``round(search_fraction * N)`` rows of
         ``np.random.default_rng(seed).permutation(N)``; the held-out half is the others.
+    sample_weight : array of shape (N,), optional
+        One finite, non-negative weight per row, not all 0. Every segment statistic is
+        weighted (integer weights: the numbers of the rows repeated, on the same halves);
+        numeric features are cut at their weighted quantiles; the noise floors, intervals and
+        tests use Kish's effective size (see the module docstring and docs/weights.md). The
+        split and ``min_size`` count rows; ``N`` stays the raw row count, with the weight
+        beside it.
 
     Returns
     -------
@@ -139,6 +155,7 @@ def find_miscalibrated_segments(
     n_sims = v.positive_int(n_sims, name="n_sims", where=where)
     n_boot = v.positive_int(n_boot, name="n_boot", where=where)
     seed = v.positive_int(seed, name="seed", where=where, minimum=0)
+    w = v.sample_weight(sample_weight, n=n, where=where)
     alpha = 1.0 - level
     if 1.0 / (n_sims + 1) > alpha / max_segments:
         raise InputError(
@@ -156,14 +173,22 @@ def find_miscalibrated_segments(
         categorical=names,
         max_levels=max_levels,
         where=where,
+        sample_weight=w,
     )
     rng = np.random.default_rng(seed)
     in_search = np.zeros(n, dtype=bool)
     in_search[rng.permutation(n)[: int(round(search_fraction * n))]] = True
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     bins = bin_index(conf, edges, closed=_CLOSED)
-    search = _Half(conf, out, bins, codes, in_search, edges)
-    held = _Half(conf, out, bins, codes, ~in_search, edges)
+    search = _Half(conf, out, bins, codes, in_search, edges, w)
+    held = _Half(conf, out, bins, codes, ~in_search, edges, w)
+    for half, name in ((search, "search"), (held, "held-out")):
+        if half.w is not None and not half.w.any():
+            raise InputError(
+                f"{where}: every row of the {name} half weighs 0 ({half.n} rows, seed {seed}); "
+                "the segments cannot be measured there. Give more rows a positive weight, or "
+                "another seed."
+            )
 
     found, n_searched = _search(search, held, coded, depth, min_size, alpha, n_sims, seed)
     ranked = sorted(found, key=lambda c: -c.gap)[:max_segments]
@@ -176,7 +201,9 @@ def find_miscalibrated_segments(
         n=n,
         n_search=search.n,
         n_eval=held.n,
-        ece=ece_from_stats(BinStats.of_checked(conf, out, edges=edges, closed=_CLOSED)),
+        ece=ece_from_stats(
+            BinStats.of_checked(conf, out, edges=edges, closed=_CLOSED, sample_weight=w)
+        ),
         n_searched=n_searched,
         n_screened=len(found),
         n_bins=n_bins,
@@ -189,6 +216,7 @@ def find_miscalibrated_segments(
         n_sims=n_sims,
         n_boot=n_boot,
         seed=seed,
+        total_weight=None if w is None else float(w.sum()),
     )
 
 
@@ -206,11 +234,14 @@ class _Half:
         codes: np.ndarray,
         rows: np.ndarray,
         edges: np.ndarray,
+        w: np.ndarray | None = None,
     ) -> None:
         self.edges, self.m = edges, edges.size - 1
         self.conf, self.out = conf[rows], out[rows]
         self.bins, self.codes = bins[rows].astype(np.int64), codes[:, rows]
-        self.terms = _kernels.sum_terms(self.conf, self.out)
+        self.w = None if w is None else w[rows]
+        terms = _kernels.sum_terms(self.conf, self.out)
+        self.terms = terms if self.w is None else tuple(self.w * t for t in terms)
         self.n = int(self.conf.size)
         self.total = self.stats_of(np.zeros(self.n, dtype=np.int64), 1)[0]
 
@@ -229,19 +260,50 @@ class _Half:
         count = np.bincount(cell, minlength=size).reshape(n_groups, self.m)
         sums = [np.bincount(cell, weights=w, minlength=size).reshape(n_groups, self.m)
                 for w in self.terms]  # fmt: skip
+        if self.w is None:
+            return [
+                BinStats(self.edges, _CLOSED, count[g], *(s[g] for s in sums))
+                for g in range(n_groups)
+            ]
+        mass, mass_sq = (
+            np.bincount(cell, weights=w, minlength=size).reshape(n_groups, self.m)
+            for w in (self.w, self.w * self.w)
+        )
         return [
-            BinStats(self.edges, _CLOSED, count[g], *(s[g] for s in sums)) for g in range(n_groups)
+            BinStats.of_sums(
+                self.edges,
+                _CLOSED,
+                count[g],
+                [s[g] for s in sums],
+                weight=mass[g],
+                weight_sq=mass_sq[g],
+            )
+            for g in range(n_groups)
         ]
 
     def rest(self, stats: BinStats) -> BinStats:
-        """The statistics of the rows outside a segment."""
+        """The statistics of the rows outside a segment (weighted sums of a bin the rest has
+        no rows in are exactly 0, not a rounding residue)."""
         t = self.total
-        return BinStats(
+        count = t.count - stats.count
+        sums = [getattr(t, f) - getattr(stats, f) for f in _kernels.SUM_FIELDS]
+        if not t.weighted:
+            return BinStats(self.edges, _CLOSED, count, *sums)
+        none = count == 0
+        pairs = ((t.mass, stats.mass), (t.mass_sq, stats.mass_sq))
+        mass, mass_sq = (np.where(none, 0.0, a - b) for a, b in pairs)
+        return BinStats.of_sums(
             self.edges,
             _CLOSED,
-            t.count - stats.count,
-            *(getattr(t, f) - getattr(stats, f) for f in _kernels.SUM_FIELDS),
+            count,
+            [np.where(none, 0.0, s) for s in sums],
+            weight=mass,
+            weight_sq=mass_sq,
         )
+
+    def weight_of(self, key: np.ndarray, n_groups: int) -> np.ndarray | None:
+        """The weight of every group of ``key`` (None when unweighted)."""
+        return None if self.w is None else np.bincount(key, weights=self.w, minlength=n_groups)
 
 
 @dataclass(frozen=True)
@@ -278,13 +340,17 @@ def _search(
     for features in groupings:
         n_groups = int(np.prod([sizes[f] for f in features]))
         stats = search.stats_of(search.key(features, sizes), n_groups)
-        held_n = np.bincount(held.key(features, sizes), minlength=n_groups)
+        held_key = held.key(features, sizes)
+        held_n = np.bincount(held_key, minlength=n_groups)
+        held_w = held.weight_of(held_key, n_groups)
         for g, seg in enumerate(stats):
             parts = _parts(features, g, sizes)
             n_s, n_h = seg.n, int(held_n[g])
             counts[parts] = (n_s, n_h)
             if min(n_s, n_h, search.n - n_s, held.n - n_h) < min_size:
                 continue
+            if held_w is not None and not _weighs(seg, search.total, held_w[g], held.total):
+                continue  # a side with no weight in a half has no ECE
             if len(parts) == 2 and (
                 any(p in flagged for p in parts) or any(counts[(p,)] == (n_s, n_h) for p in parts)
             ):
@@ -298,6 +364,12 @@ def _search(
                 levels = tuple(coded[f].levels[k] for f, k in parts)
                 found.append(_Found(parts, levels, seg, test, ece_from_stats(seg) - floor.mean))
     return found, n_searched
+
+
+def _weighs(seg: BinStats, total: BinStats, held_weight: float, held_total: BinStats) -> bool:
+    """Whether a segment and its rest weigh more than 0 in each half."""
+    search_w, held_all = seg.total_mass, held_total.total_mass
+    return min(search_w, total.total_mass - search_w, held_weight, held_all - held_weight) > 0
 
 
 def _parts(
@@ -334,8 +406,8 @@ def _confirm(
     return Segment(
         levels=found.levels,
         n=stats.n,
-        observed=float(stats.sum_outcome.sum() / stats.n),
-        mean_confidence=float(stats.sum_conf.sum() / stats.n),
+        observed=float(stats.sum_outcome.sum() / stats.total_mass),
+        mean_confidence=float(stats.sum_conf.sum() / stats.total_mass),
         ece=ece,
         interval=BootstrapInterval(
             ece, float(low), float(high), level, n_boot, seed, BOOTSTRAP_FROM_STATS
@@ -350,13 +422,22 @@ def _confirm(
         search_ece=ece_from_stats(found.stats),
         search_gap=found.gap,
         search_test=found.test,
+        weight=stats.total_mass if stats.weighted else None,
+        rest_weight=rest.total_mass if rest.weighted else None,
+        search_weight=found.stats.total_mass if found.stats.weighted else None,
     )
 
 
 def _as_rest(segment: BinStats, rest: BinStats) -> float:
     """The segment's ECE were each of its bins off by the rest's gap there (0 where the rest
-    has no rows)."""
-    has = rest.count > 0
+    has no rows, or no weight)."""
+    if not segment.weighted:
+        has = rest.count > 0
+        gap = np.zeros(rest.n_bins)
+        gap[has] = (rest.sum_outcome[has] - rest.sum_conf[has]) / rest.count[has]
+        return float(np.sum(segment.count * np.abs(gap)) / segment.n)
+    mass = rest.mass
+    has = mass > 0
     gap = np.zeros(rest.n_bins)
-    gap[has] = (rest.sum_outcome[has] - rest.sum_conf[has]) / rest.count[has]
-    return float(np.sum(segment.count * np.abs(gap)) / segment.n)
+    gap[has] = (rest.sum_outcome[has] - rest.sum_conf[has]) / mass[has]
+    return float(np.sum(segment.mass * np.abs(gap)) / segment.total_mass)
