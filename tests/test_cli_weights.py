@@ -168,11 +168,32 @@ def test_fit_weight_bad_cells_and_refused_combinations_are_one_line(tmp_path):
     text.write_text("logit,label,w\n0.5,1,1\n-0.3,0,2\n1.0,1,heavy\n-1.0,0,1\n")
     assert_bad_input(invoke("fit", text, *base, "--weight", "w"), "row 2: 'heavy'")
     assert_bad_input(invoke("fit", good, *base, "--weight", "nope"), "nope")
-    result = invoke("fit", good, *base, "--weight", "w", "--engine", "duckdb")
-    assert_bad_input(result, "fit: --engine duckdb fits the temperature on every row once")
     result = invoke("fit", good, *base, "--weight", "w", "--html", tmp_path / "r.html")
     assert_bad_input(result, "--html draws the held-out reliability diagrams unweighted")
     assert not out.exists()
+
+
+def test_fit_weight_with_duckdb_fits_the_weighted_temperature(tmp_path):
+    z, y, w = _data(300, seed=3)
+    path = _csv(tmp_path / "w.csv", {"logit": z, "label": y, "w": w})
+    out = tmp_path / "m.json"
+    result = invoke(
+        "fit",
+        path,
+        "--logits",
+        "logit",
+        "--method",
+        "temperature",
+        "--out",
+        out,
+        "--weight",
+        "w",
+        "--engine",
+        "duckdb",
+    )
+    assert result.exit_code == 0, result.output
+    repeated = ck.fit_temperature(np.repeat(z, w), np.repeat(y, w))
+    assert load_calibrator(out).temperature_ == pytest.approx(repeated, rel=1e-9)
 
 
 # ----------------------------------------------------------------------------- decide

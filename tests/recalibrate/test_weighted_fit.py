@@ -371,8 +371,8 @@ def test_labels_of_one_outcome_among_the_weighted_rows_are_refused():
         ck.TemperatureScaling().fit(s, [0, 1, 1], sample_weight=[0, 1, 1])
 
 
-def test_fit_temperature_with_an_engine_refuses_weights():
-    with pytest.raises(ck.InputError, match="sample_weight= applies to arrays in memory"):
+def test_fit_temperature_with_an_engine_takes_a_weight_column_not_an_array():
+    with pytest.raises(ck.InputError, match="the weights are a column of the input"):
         ck.fit_temperature("scores.parquet", engine="duckdb", sample_weight=[1.0])
 
 

@@ -175,12 +175,6 @@ def fit(
     _check_output(out, "fit")
     _refuse_overwrite("fit", [("--out", out), ("--html", html)], [file])
     _check_quiet(quiet, json_out, "fit")
-    if engine is not Engine.memory and weight is not None:
-        _fail(
-            f"fit: --engine {engine.value} fits the temperature on every row once: the engines' "
-            "fit takes no weights yet. Leave out --engine to fit and judge the weighted map in "
-            "memory, or leave out --weight."
-        )
     if engine is not Engine.memory:
         given = [
             name
@@ -200,7 +194,9 @@ def fit(
                 + (f" and leave out {', '.join(given)}" if given else "")
                 + ". Judge the map on held-out data with calibkit apply and calibkit audit."
             )
-        columns = _columns(label=label, logits=logits, probs=probs, confidence=confidence)
+        columns = _columns(
+            label=label, logits=logits, probs=probs, confidence=confidence, weight=weight
+        )
         if fmt is not None:
             columns["format"] = fmt
         _fit_at_scale(file, out, engine, spark_master, columns, json_out=json_out, quiet=quiet)

@@ -322,8 +322,8 @@ def fit_temperature(
     if engine is not None and engine != "memory":
         if sample_weight is not None:
             raise InputError(
-                "fit_temperature: sample_weight= applies to arrays in memory; an engine fits "
-                "every row once. Pass the arrays (engine=None) to fit with weights."
+                f"fit_temperature: with engine={engine!r} the weights are a column of the "
+                "input: name it in columns= ({'weight': ...}) instead of passing an array."
             )
         if not from_logits or method != "newton" or clip is not None or check_logits is not True:
             raise InputError(
