@@ -11,7 +11,7 @@ from typing import Any, overload
 from .. import _validate as v
 from ..engines import Binning, summarize_with_engine
 from ..forecasts import batches_source, is_stream
-from ..io import entry, naming_columns
+from ..io import column_options, entry, naming_columns
 from .grouped import GroupedAudit
 from .result import Audit
 from .summary import AUDIT_STAGES, Stages, audit_from_summary, checked_settings
@@ -175,6 +175,8 @@ def audit(
             "leave engine= out, or use ck.monitor(data, by=..., engine=...) for each group's "
             "ECE and noise floor at scale."
         )
+    if columns is not None:  # checked first: format= and weight= are read from it here
+        columns = column_options(columns, where=where)
     path = probs if isinstance(probs, (str, os.PathLike)) else None
     fmt = None if columns is None else columns.get("format")
     if labels is None and (source := batches_source(probs)) is not None:
