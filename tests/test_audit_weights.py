@@ -197,3 +197,12 @@ def test_grouped_audit_weighs_every_group(tmp_path):
     doc = json.loads(out.stdout)
     eces = {d["group"]: d["ece"] for d in doc["groups"]}
     assert eces["a"] == pytest.approx(g.groups["a"].ece, rel=1e-12)
+
+
+def test_weighted_audit_writes_its_html_report(tmp_path):
+    p, y, w = _binary()
+    a = ck.audit(p, y, sample_weight=w, n_boot=20, n_sims=20)
+    path = tmp_path / "report.html"
+    ck.write_report(path, audit=a)
+    text = path.read_text(encoding="utf-8")
+    assert "total weight" in text and "<img" in text

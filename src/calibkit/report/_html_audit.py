@@ -89,7 +89,9 @@ def _stated(stated: Any) -> str:
 
 
 def _reliability_table(table: ReliabilityTable, *, kind: str | None = None) -> str:
-    head = ["bin", "count", "mean conf", "accuracy", "gap", "se"]
+    weighted = table.stats.weighted
+    head = ["bin", "count", *(["weight", "n_eff"] if weighted else []), "mean conf"]
+    head += ["accuracy", "gap", "se"]
     if table.interval:
         head.append(f"{_pct(table.level)} {table.interval} interval")
     rows = []
@@ -102,6 +104,7 @@ def _reliability_table(table: ReliabilityTable, *, kind: str | None = None) -> s
         cells = [
             _td(label, "l"),
             _td(f"{row.count:,}"),
+            *([_td(f"{row.weight:.4g}"), _td(f"{row.n_eff:.4g}")] if weighted else []),
             _td(f"{row.conf:.4f}"),
             _td(f"{row.acc:.4f}"),
             _td(f"{row.gap:+.4f}", "flag" if outside else ""),
@@ -111,7 +114,7 @@ def _reliability_table(table: ReliabilityTable, *, kind: str | None = None) -> s
             cells.append(_td(_interval(row.ci_low, row.ci_high)))
         rows.append('<tr class="bin">' + "".join(cells) + "</tr>")
     note = (
-        f"N = {table.n:,}; {gap_note(kind)}"
+        f"N = {table.n:,}{_total_weight(table)}; {gap_note(kind)}"
         + (
             f"; a gap in red: the mean confidence lies outside the bin's {_pct(table.level)} "
             "interval"
@@ -177,7 +180,7 @@ def _binning(table: ReliabilityTable) -> str:
             "interval",
             f"{table.interval}, level {table.level:g}" if table.interval else "none",
         ),
-        ("N", f"{table.n:,}"),
+        ("N", f"{table.n:,}{_total_weight(table)}"),
     ]
     edges = ", ".join(f"{e:.6g}" for e in table.edges)
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(val)}</dd>" for k, val in items)
@@ -200,7 +203,9 @@ def _figure_reliability(audit: Audit) -> Figure:
     from .corp_figure import corp_diagram
 
     corp = audit.distinct.corp
-    if corp.n <= CORP_BAND_ROWS:  # the band resamples every row 100 times
+    # the band resamples every row 100 times; a weighted curve's band would resample the rows
+    # with their weights, which the audit does not keep: drawn without it
+    if corp.n <= CORP_BAND_ROWS and corp.weight is None:
         corp = with_bands(corp, n_boot=100, seed=audit.seed)
     fig = Figure(figsize=(10.8, 5.2), layout="constrained")
     left, right = fig.subplots(1, 2)
@@ -211,3 +216,8 @@ def _figure_reliability(audit: Audit) -> Figure:
 
 #: The HTML report draws the CORP curve's consistency band up to this many forecasts.
 CORP_BAND_ROWS = 200_000
+
+
+def _total_weight(table: ReliabilityTable) -> str:
+    stats = table.stats
+    return f" (total weight {stats.total_mass:,.6g})" if stats.weighted else ""
