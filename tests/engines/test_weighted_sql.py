@@ -26,8 +26,9 @@ from calibkit.engines.groups import group_sums
 from calibkit.engines.spark import SparkEngine
 from calibkit.engines.temperature import fit_temperature_with_engine
 from calibkit.io import read_predictions
-from calibkit.measure.bins import BinStats, weighted_quantiles
+from calibkit.measure.bins import BinStats
 from calibkit.measure.summary import Summary
+from calibkit.measure.weighted import weighted_quantiles
 
 N = 240
 

@@ -26,9 +26,9 @@ from ..measure.bins import (
     quantile_edges,
     quantile_levels,
     resolve_edges,
-    weighted_ranks,
 )
 from ..measure.summary import HL_GROUPS
+from ..measure.weighted import weighted_ranks
 
 #: Requests of order statistics: column -> sorted unique 0-based ranks; answered with the values.
 OrderStatistics = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
@@ -109,7 +109,7 @@ def plan_edges(
     """Edges of every set of bins; quantile edges from one request of order statistics.
 
     With ``total_weight`` (weighted input) the quantiles are weighted
-    (:func:`calibkit.measure.bins.weighted_quantiles`): the request asks for the values at
+    (:func:`calibkit.measure.weighted.weighted_quantiles`): the request asks for the values at
     real ranks of cumulative weight (float64), which ``order_statistics`` answers so."""
 
     def ranks_of(n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

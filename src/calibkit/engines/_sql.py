@@ -425,7 +425,7 @@ class Query:
         """The weighted order statistics of ``column`` at (real) ``ranks``, one column each:
         the smallest value whose cumulative weight (the values in order, rows of weight 0 left
         out) exceeds the rank, or the largest value (see
-        :func:`calibkit.measure.bins.weighted_quantiles`)."""
+        :func:`calibkit.measure.weighted.weighted_quantiles`)."""
         picks = ", ".join(
             f"coalesce(min(CASE WHEN cw > {number(r)} THEN v END), max(v))" for r in ranks
         )

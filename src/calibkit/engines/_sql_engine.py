@@ -113,7 +113,7 @@ class SqlEngine(abc.ABC):
 
     def edges(self, q: Query, wanted: dict[str, Need], n: int, where: str) -> dict[str, Edges]:
         """The edges of every set of bins; with a weight column, quantile edges are weighted
-        quantiles (:func:`calibkit.measure.bins.weighted_quantiles`)."""
+        quantiles (:func:`calibkit.measure.weighted.weighted_quantiles`)."""
         if not q.weighted:
             return plan_edges(
                 wanted, n=n, order_statistics=self._order_statistics(q, n), where=where

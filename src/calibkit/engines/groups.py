@@ -16,11 +16,8 @@ from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
 from ..io import column_list, column_options, missing_values
 from ..measure import temperature as tm
-from ..measure.bins import (
-    BinStats,
-    Edges,
-    weighted_order_statistics,
-)
+from ..measure.bins import BinStats, Edges
+from ..measure.weighted import weighted_order_statistics
 from ._plan import Binning, plan_edges, table_need
 
 #: ``by`` values that truncate a time column instead of naming a column.

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _kernels
 from ..forecasts import Prepared
-from ..measure.bins import BinStats, Edges, weighted_order_statistics
+from ..measure.bins import BinStats, Edges
 from ..measure.distinct import MAX_ROWS
 from ..measure.fit_tests import spiegelhalter_variance
 from ..measure.pooled import pool_ties
@@ -21,6 +21,7 @@ from ..measure.ranking import order_statistics as ordered
 from ..measure.scores import score_sums
 from ..measure.slope import slope_of
 from ..measure.summary import Summary
+from ..measure.weighted import weighted_order_statistics
 from ._plan import Binning, classwise_names, needs, plan_edges
 
 #: About how many times an audit reads its N forecasts (bins, deciles, scores, the ordering

@@ -5,7 +5,7 @@ such iterator (read twice), or a file read in batches through pyarrow (read twic
 carry sample weights, ``(probs, labels, sample_weight)`` triples (every chunk or none), and a
 file its weight column (``columns={"weight": ...}``): then every sum of the summary is
 weighted as the in-memory engine weighs it, quantile edges are weighted quantiles
-(:func:`calibkit.measure.bins.weighted_quantiles`) and the AUC grid sums the weights.
+(:func:`calibkit.measure.weighted.weighted_quantiles`) and the AUC grid sums the weights.
 
 One pass accumulates the :class:`~calibkit.measure.summary.Summary` of every chunk over the
 fixed edges, fine bin statistics on a logit grid for the quantile edges (the Hosmer-Lemeshow
@@ -45,7 +45,6 @@ from ..measure.bins import (
     order_statistic_ranks,
     quantile_edges,
     quantile_levels,
-    weighted_ranks,
 )
 from ..measure.distinct import MAX_STREAM_ROWS, merge_pooled
 from ..measure.pooled import Pooled, pool_ties
@@ -63,6 +62,7 @@ from ..measure.slope import (
     weighted_rows,
 )
 from ..measure.summary import RankGrid, Summary, coarsen, fine_edges
+from ..measure.weighted import weighted_ranks
 from ._chunks import Fingerprint, prepared_chunks
 from ._plan import Binning, Need, needs
 from .memory import chunk_summary, columns_of
@@ -364,7 +364,7 @@ def _exact(
     """Exact quantile edges and their statistics from a second pass over the cells that hold
     the order statistics; refused when the second pass reads other rows than the first.
     Weighted, the order statistics are those of cumulative weight
-    (:func:`calibkit.measure.bins.weighted_order_statistics`) and the cells are located by
+    (:func:`calibkit.measure.weighted.weighted_order_statistics`) and the cells are located by
     the fine bins' weights."""
     targets: dict[str, np.ndarray] = {}
     for name, need in quantile.items():
@@ -515,7 +515,7 @@ def _split_weighted(
 ) -> tuple[BinStats, Edges]:
     """:func:`_split` of weighted statistics: the edges from the weighted order statistics
     (the value at real rank r: the first, in order, whose cumulative weight exceeds r, rows of
-    weight 0 left out, as in :func:`calibkit.measure.bins.weighted_order_statistics`), and
+    weight 0 left out, as in :func:`calibkit.measure.weighted.weighted_order_statistics`), and
     the weighted sums, weights and squared weights over them."""
     w, w_sq = weights
     lo, hi, gamma = weighted_ranks(fine.total_mass, quantile_levels(need.n_bins))

@@ -292,7 +292,7 @@ def binned(
     """Validate, choose edges and accumulate :class:`BinStats` (shared by every binned measure).
 
     With ``sample_weight``, the sums are weighted and quantile edges are equal-weight edges
-    (:func:`~calibkit.measure.bins.weighted_quantiles`)."""
+    (:func:`~calibkit.measure.weighted.weighted_quantiles`)."""
     closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
     if sample_weight is not None and strategy == "quantile" and edges is None:
         n_bins = v.n_bins(n_bins, where=where)

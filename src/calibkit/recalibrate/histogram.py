@@ -15,13 +15,8 @@ import numpy as np
 from .. import _kernels
 from .. import _validate as v
 from .._errors import InputError
-from ..measure.bins import (
-    STRATEGIES,
-    quantile_edges,
-    quantile_levels,
-    resolve_edges,
-    weighted_quantiles,
-)
+from ..measure.bins import STRATEGIES, quantile_edges, quantile_levels, resolve_edges
+from ..measure.weighted import weighted_quantiles
 from ._binary_maps import MULTICLASS, BinaryMapCalibrator, maps_state
 from .base import array, integer, number, text
 

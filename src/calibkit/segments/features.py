@@ -6,7 +6,7 @@ than the number of quantile bins asked for, and it is not named in ``categorical
 at its ``k / n_quantiles`` quantiles (``np.quantile``, linear interpolation, over all rows:
 the cut uses no outcome, so both halves of the search share it), a value equal to a cut point
 going to the lower level; with sample weights, at the weighted quantiles (those of the rows
-repeated by their integer weights, :func:`calibkit.measure.bins.weighted_quantiles`). Every
+repeated by their integer weights, :func:`calibkit.measure.weighted.weighted_quantiles`). Every
 other column is *categorical*: one level per distinct value,
 refused beyond ``max_levels`` values (a search over hundreds of small groups has no power).
 """
@@ -24,7 +24,7 @@ import numpy as np
 from .. import _validate as v
 from .._errors import InputError
 from ..io import FrameSource, column_list, is_frame, open_source, resolve_format, retagged
-from ..measure.bins import weighted_quantiles
+from ..measure.weighted import weighted_quantiles
 
 __all__ = ["Feature", "Level", "code_features", "read_features"]
 
