@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +46,7 @@ from ._common import (
     _engine_data,
     _fail,
     _html_writer,
+    _json_or_verdict,
     _refuse_overwrite,
     _write,
     _wrote,
@@ -342,11 +342,7 @@ def audit(
     if by is not None:
         _print_grouped(grouped, file, json_out=json_out, quiet=quiet, html=html)
         return
-    if json_out:
-        typer.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False))
-        return
-    if quiet:
-        typer.echo(result.verdict())
+    if _json_or_verdict(result, json_out=json_out, quiet=quiet):
         return
     from rich.console import Console
 
@@ -375,11 +371,7 @@ def _audit_by(
 def _print_grouped(
     grouped: GroupedAudit, file: Path, *, json_out: bool, quiet: bool, html: Path | None
 ) -> None:
-    if json_out:
-        typer.echo(json.dumps(grouped.to_dict(), indent=2, allow_nan=False))
-        return
-    if quiet:
-        typer.echo(grouped.verdict())
+    if _json_or_verdict(grouped, json_out=json_out, quiet=quiet):
         return
     from rich.console import Console
 
