@@ -14,8 +14,9 @@ from .binary import (
     choose_binary_threshold,
 )
 from .coverage import RiskCoverage, risk_coverage
+from .coverage_at_risk import CoverageAtRisk, coverage_at_risk
 from .guarantee import GuaranteeEvaluation, RiskGuarantee, guaranteed_threshold
-from .operating import CoverageAtRisk, RiskAtCoverage, coverage_at_risk, risk_at_coverage
+from .operating import RiskAtCoverage, risk_at_coverage
 from .policy import PolicyRow, PolicyTable, act_forecast, decision_report, policy_table
 from .predictions import Decisions, decide_predictions
 from .selective import (

@@ -26,13 +26,12 @@ import numpy as np
 
 from .. import _validate as v
 from .coverage import RiskCoverage, curve, harmonic_gap
+from .coverage_at_risk import CoverageAtRisk, coverage_at_risk_of
 from .operating import (
-    CoverageAtRisk,
     RiskAtCoverage,
     bootstrap_settings,
     checked_curve,
     checked_rows,
-    coverage_at_risk_of,
     curve_counts,
     risk_at_coverage_of,
     target,
