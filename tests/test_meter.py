@@ -156,7 +156,10 @@ def test_sync_all_reduces_in_a_gloo_group(tmp_path):
         meter.sync()
         for name, values in before.items():
             np.testing.assert_array_equal(meter.state[name], values)
-            assert meter.state[name].dtype == values.dtype
+            assert (meter.state[name].dtype, meter.state[name].shape) == (
+                values.dtype,
+                values.shape,
+            )
         empty = ck.CalibrationMeter().sync()  # a process without batches stays empty
         assert empty.n == 0
     finally:

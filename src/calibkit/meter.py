@@ -370,7 +370,7 @@ class CalibrationMeter:
         if dist.get_backend(group) == "nccl":
             device = torch.device("cuda", torch.cuda.current_device())
         for name in sorted(self.state):
-            t = torch.from_numpy(np.ascontiguousarray(self.state[name])).to(device)
+            t = torch.tensor(self.state[name], device=device)
             dist.all_reduce(t, op=dist.ReduceOp.SUM, group=group)
             self.state[name] = t.cpu().numpy().astype(self.state[name].dtype)
         return self
