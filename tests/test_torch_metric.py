@@ -70,3 +70,22 @@ def test_a_batch_of_the_wrong_shape_is_refused(metric_class):
         metric.update(torch.tensor([0.2, 0.9]), torch.tensor([0, 1]))
     with pytest.raises(ck.InputError, match="num_classes is 1"):
         metric_class(num_classes=1)
+
+
+def test_temperature_scaling_as_a_torch_module():
+    rng = np.random.default_rng(4)
+    z = rng.normal(size=(400, 3)) * 3.0
+    y = np.array([rng.choice(3, p=row) for row in ck.softmax(z / 3.0)])
+    ts = ck.TemperatureScaling().fit(z, y)
+    module = ts.as_torch_module()
+    assert isinstance(module, torch.nn.Module)
+    assert float(module.state_dict()["temperature"]) == ts.temperature_
+    assert not any(True for _ in module.parameters())  # a buffer: nothing to train
+    logits = torch.tensor(z, dtype=torch.float32)
+    out = module(logits)
+    assert out.dtype == torch.float32
+    np.testing.assert_allclose(
+        torch.softmax(out.double(), dim=1).numpy(), ts.predict_proba(z), rtol=1e-6, atol=1e-7
+    )
+    with pytest.raises(ck.NotFittedError, match="as_torch_module"):
+        ck.TemperatureScaling().as_torch_module()
