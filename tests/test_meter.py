@@ -164,3 +164,12 @@ def test_sync_all_reduces_in_a_gloo_group(tmp_path):
         assert empty.n == 0
     finally:
         dist.destroy_process_group()
+
+
+def test_the_torch_page_runs():
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "torch.md"
+    result = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 8 and result.failed == 0
