@@ -19,6 +19,7 @@ EXPECTED = [
     "BrierDecomposition",
     "CalibkitWarning",
     "CalibrationLedger",
+    "CalibrationMeter",
     "CalibrationRecord",
     "CalibrationSlope",
     "Calibrator",
@@ -181,7 +182,7 @@ def test_errors_are_value_errors_and_warnings_user_warnings():
 def test_import_is_light():
     code = (
         "import sys, calibkit; "
-        "print(sorted(m for m in ('scipy', 'pyarrow', 'rich', 'typer', 'numba', 'pandas', 'matplotlib') "
+        "print(sorted(m for m in ('scipy', 'pyarrow', 'rich', 'typer', 'numba', 'pandas', 'matplotlib', 'torch') "
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -37,9 +37,9 @@ LAYERS = [
     {"decide"},
     {"stated"},
     {"audit"},
-    {"held_out", "stated_run"},  # audits of what lower layers produce (a ledger, a run)
+    {"held_out", "stated_run", "meter"},  # audits of what lower layers produce (a ledger, a run)
     {"record"},
-    {"monitoring", "segments"},
+    {"monitoring", "segments", "torch"},
     {"report"},
     {"cli", "__main__", "__init__"},
 ]

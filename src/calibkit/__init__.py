@@ -88,6 +88,7 @@ from .measure import (
     smooth_ece,
     spiegelhalter_z,
 )
+from .meter import CalibrationMeter
 from .recalibrate import (
     BetaCalibration,
     CalibrationLedger,
@@ -150,6 +151,7 @@ __all__ = [
     "BrierDecomposition",
     "CalibkitWarning",
     "CalibrationLedger",
+    "CalibrationMeter",
     "CalibrationRecord",
     "CalibrationSlope",
     "Calibrator",

@@ -253,6 +253,43 @@ class TemperatureScaling(Calibrator):
         scaled = self._scaled(z)
         return sigmoid(scaled) if z.ndim == 1 else softmax(scaled)
 
+    def as_torch_module(self) -> Any:
+        """A ``torch.nn.Module`` that divides logits by the fitted temperature, for serving.
+
+        The temperature is a 0-d float64 buffer ``temperature`` (saved in ``state_dict``, moved
+        by ``.to(device)``, not trained); the output keeps the logits' dtype and device. Apply
+        ``softmax`` (or ``sigmoid`` for 1-D binary logits) to the output for probabilities.
+
+        Examples
+        --------
+        >>> import numpy as np, torch, calibkit as ck
+        >>> z = np.array([[4.0, 0.0], [3.0, 1.0], [0.0, 2.0], [4.0, 1.0]])
+        >>> ts = ck.TemperatureScaling().fit(z, np.array([0, 1, 1, 0]))
+        >>> module = ts.as_torch_module()
+        >>> logits = torch.tensor(z, dtype=torch.float32)
+        >>> bool(torch.allclose(module(logits), logits / ts.temperature_)), module(logits).dtype
+        (True, torch.float32)
+        """
+        self._check_fitted("as_torch_module")
+        try:
+            import torch
+        except ImportError as exc:
+            raise ImportError(
+                f"TemperatureScaling.as_torch_module needs PyTorch (pip install torch): {exc}"
+            ) from exc
+
+        class TemperatureScaled(torch.nn.Module):  # type: ignore[misc]
+            """Logits divided by a fitted temperature (calibkit.TemperatureScaling)."""
+
+            def __init__(self, temperature: float) -> None:
+                super().__init__()
+                self.register_buffer("temperature", torch.tensor(temperature, dtype=torch.float64))
+
+            def forward(self, logits: Any) -> Any:
+                return logits / self.temperature
+
+        return TemperatureScaled(self.temperature_)
+
     def _scaled(self, z: np.ndarray) -> np.ndarray:
         # in float64: float32 logits divided in float32 would round nearby values into ties
         return z.astype(np.float64) / self.temperature_

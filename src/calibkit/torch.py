@@ -1,0 +1,132 @@
+"""calibkit in PyTorch training code: :class:`CalibrationError`, a torchmetrics ``Metric``.
+
+It keeps the state of :class:`calibkit.CalibrationMeter` (every array a metric state summed
+across processes, ``dist_reduce_fx="sum"``), so it drops into Lightning's ``self.log`` and
+``torchmetrics`` collections; ``compute()`` returns the ECE as a float64 tensor and
+:meth:`CalibrationError.audit` the full :class:`calibkit.Audit`.
+
+Unlike ``torchmetrics.classification.CalibrationError`` it keeps a confidence of exactly 1.0
+in the last bin (the bins are closed on the right), accumulates every sum in float64 whatever
+the input's dtype, and holds a state of fixed size rather than every prediction.
+
+Needs ``torchmetrics`` (``pip install torchmetrics``); importing this module without it
+raises an ImportError that says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:
+    import torch
+    from torchmetrics import Metric
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "calibkit.torch needs PyTorch and torchmetrics (pip install torch torchmetrics); "
+        f"importing them failed: {exc}. ck.CalibrationMeter needs neither."
+    ) from exc
+
+from ._errors import InputError
+from .audit import Audit
+from .forecasts import prepare
+from .meter import audit_of_state, batch_state, checked_binning, state_shapes
+
+__all__ = ["CalibrationError"]
+
+
+class CalibrationError(Metric):  # type: ignore[misc]
+    """The expected calibration error of a classifier, as a torchmetrics ``Metric``.
+
+    Parameters
+    ----------
+    n_bins : int, default 15
+        Uniform bins of the reliability table.
+    num_classes : int, optional
+        None: binary input, ``(N,)`` probabilities (logits with ``from_logits``) of class 1;
+        an integer C: ``(N, C)`` class probabilities, audited top-label.
+    from_logits : bool, default False
+        Whether ``update`` receives logits.
+    closed : {"right", "left"}, default "right"
+    edges : array-like, optional
+        Explicit bin edges from 0 to 1.
+    **kwargs
+        Passed to ``torchmetrics.Metric`` (``dist_sync_on_step``, ``process_group``, ...).
+    """
+
+    is_differentiable = False
+    higher_is_better = False
+    full_state_update = False
+
+    def __init__(
+        self,
+        n_bins: int = 15,
+        num_classes: int | None = None,
+        *,
+        from_logits: bool = False,
+        closed: str = "right",
+        edges: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.binning = checked_binning(
+            n_bins=n_bins, strategy="uniform", closed=closed, edges=edges, where="CalibrationError"
+        )
+        if num_classes is not None and (
+            isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2
+        ):
+            raise InputError(
+                f"CalibrationError: num_classes is {num_classes!r}; give the number of classes "
+                "(2 or more) for (N, C) probabilities, or leave it None for binary input."
+            )
+        self.kind = "binary" if num_classes is None else "top-label"
+        self.n_classes = 2 if num_classes is None else num_classes
+        self.from_logits = bool(from_logits)
+        shapes = state_shapes(
+            self.binning, kind=self.kind, n_classes=self.n_classes, weighted=False
+        )
+        self.state_names = sorted(shapes)
+        for name in self.state_names:
+            shape, dtype = shapes[name]
+            kind = torch.int64 if np.dtype(dtype) == np.int64 else torch.float64
+            self.add_state(name, default=torch.zeros(shape, dtype=kind), dist_reduce_fx="sum")
+
+    def update(self, preds: Any, target: Any) -> None:
+        """Add a batch: predictions (probabilities, or logits with ``from_logits``) and labels,
+        tensors on any device and of any float dtype (detached; the sums move, not the data's
+        gradients)."""
+        where = "CalibrationError.update"
+        f = prepare(preds, target, from_logits=self.from_logits, where=where)
+        if (f.kind, f.n_classes) != (self.kind, self.n_classes):
+            expected = (
+                "(N,) binary forecasts"
+                if self.kind == "binary"
+                else f"(N, {self.n_classes}) class probabilities"
+            )
+            raise InputError(
+                f"{where}: this batch holds {f.kind} forecasts of {f.n_classes} classes; the "
+                f"metric was made for {expected} (num_classes=)."
+            )
+        for name, values in batch_state(f, self.binning).items():
+            state = getattr(self, name)
+            state.add_(torch.tensor(values, device=state.device))
+
+    def _arrays(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name).detach().cpu().numpy() for name in self.state_names}
+
+    def compute(self) -> Any:
+        """The ECE of every batch so far, a float64 tensor (synced across processes)."""
+        return torch.tensor(self._audit().ece, dtype=torch.float64)
+
+    def _audit(self, **settings: Any) -> Audit:
+        return audit_of_state(
+            self._arrays(), self.binning, kind=self.kind, n_classes=self.n_classes, **settings
+        )
+
+    def audit(self, **settings: Any) -> Audit:
+        """The full :class:`calibkit.Audit` of every batch so far (across processes when
+        torch.distributed is initialised); ``settings`` as :meth:`CalibrationMeter.compute`
+        takes them."""
+        with self.sync_context():
+            return self._audit(**settings)
