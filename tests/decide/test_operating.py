@@ -14,7 +14,7 @@ import pytest
 from scipy.stats import binomtest
 
 import calibkit as ck
-from calibkit.decide.coverage_at_risk import bootstrap_coverages
+from calibkit.decide.coverage_target import bootstrap_coverages
 from calibkit.decide.operating import curve_counts
 
 CONF = [0.95, 0.9, 0.8, 0.7, 0.6]
@@ -182,12 +182,12 @@ def test_coverage_at_risk_same_seed_same_numbers():
 
 
 def test_bootstrap_in_chunks_is_the_same_draw(monkeypatch):
-    from calibkit.decide import coverage_at_risk
+    from calibkit.decide import coverage_target
 
     conf, out = _random(300, 6, ties=True)
     acted, wrong = curve_counts(ck.risk_coverage(conf, out))
     whole = bootstrap_coverages(acted, wrong, 0.2, 64, seed=3)
-    monkeypatch.setattr(coverage_at_risk, "_BOOT_CELLS", 1)  # one resample at a time
+    monkeypatch.setattr(coverage_target, "_BOOT_CELLS", 1)  # one resample at a time
     assert np.array_equal(bootstrap_coverages(acted, wrong, 0.2, 64, seed=3), whole)
 
 

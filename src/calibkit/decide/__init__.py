@@ -14,7 +14,7 @@ from .binary import (
     choose_binary_threshold,
 )
 from .coverage import RiskCoverage, risk_coverage
-from .coverage_at_risk import CoverageAtRisk, coverage_at_risk
+from .coverage_target import CoverageAtRisk, coverage_at_risk
 from .guarantee import GuaranteeEvaluation, RiskGuarantee, guaranteed_threshold
 from .operating import RiskAtCoverage, risk_at_coverage
 from .policy import PolicyRow, PolicyTable, act_forecast, decision_report, policy_table

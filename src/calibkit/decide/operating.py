@@ -1,6 +1,6 @@
 """Operating points of selective prediction, with intervals: the selective risk at a target
 coverage (a binomial interval given the number acted on), and the pieces it shares with the
-coverage at a target risk (:mod:`.coverage_at_risk`): the checked curve, its counts, the targets.
+coverage at a target risk (:mod:`.coverage_target`): the checked curve, its counts, the targets.
 Both read the risk-coverage curve of :func:`~calibkit.decide.risk_coverage` and pick its points
 as :meth:`RiskCoverage.risk_at` and :meth:`RiskCoverage.coverage_at` do."""
 

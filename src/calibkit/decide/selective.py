@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import _validate as v
 from .coverage import RiskCoverage, curve, harmonic_gap
-from .coverage_at_risk import CoverageAtRisk, coverage_at_risk_of
+from .coverage_target import CoverageAtRisk, coverage_at_risk_of
 from .operating import (
     RiskAtCoverage,
     bootstrap_settings,
