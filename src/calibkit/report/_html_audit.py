@@ -4,10 +4,11 @@ and source."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..measure.reliability import gap_note
-from ._html_parts import _e, _img, _interval, _pct, _td, _th
+from ._html_parts import _e, _figure, _interval, _pct, _td, _th
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -22,18 +23,33 @@ def _verdict(audit: Audit) -> str:
 
 
 def _reliability(audit: Audit) -> str:
-    table = audit.table
-    fig = _figure_reliability(audit)
-    caption = (
+    figure = _figure(
+        lambda: _figure_reliability(audit),
+        alt="Reliability diagram",
+        caption=_caption(audit.table),
+    )
+    return (
+        f'<div class="pair">\n{figure}\n{_reliability_table(audit.table, kind=audit.kind)}\n</div>'
+    )
+
+
+def _table_reliability(table: ReliabilityTable) -> str:
+    """A reliability table on its own (ck.reliability_bins): its diagram beside its rows."""
+    figure = _figure(
+        partial(_figure_table, table), alt="Reliability diagram", caption=_caption(table)
+    )
+    return f'<div class="pair">\n{figure}\n{_reliability_table(table)}\n</div>'
+
+
+def _caption(table: ReliabilityTable) -> str:
+    m, n = table.stats.n_bins, table.n
+    if not table.interval:
+        return f"Reliability diagram, M = {m} {table.strategy} bins, N = {n:,}."
+    return (
         f"Reliability diagram: one dot per non-empty bin (area by count), the gap to the "
         f"diagonal, the {_pct(table.level)} {table.interval} interval of each bin's accuracy, "
-        f"and the confidences underneath. M = {audit.n_bins} {table.strategy} bins, "
-        f"N = {audit.n:,}."
-        if table.interval
-        else f"Reliability diagram, M = {audit.n_bins} {table.strategy} bins, N = {audit.n:,}."
+        f"and the confidences underneath. M = {m} {table.strategy} bins, N = {n:,}."
     )
-    figure = _img(fig, alt="Reliability diagram", caption=caption)
-    return f'<div class="pair">\n{figure}\n{_reliability_table(table, kind=audit.kind)}\n</div>'
 
 
 def _stated(stated: Any) -> str:
@@ -63,16 +79,10 @@ def _stated(stated: Any) -> str:
             "-" if r.share_multiple_of_05 is None else f"{r.share_multiple_of_05:.0%}",
             "-" if r.aurc is None else f"{r.aurc:.4f}",
         ]
-        rows.append("<tr>" + "".join(_td(_e(c)) for c in cells) + "</tr>")
+        rows.append("<tr>" + "".join(_td(c) for c in cells) + "</tr>")
         if r.table is not None and r.n:
-            from matplotlib.figure import Figure
-
-            from .figures import reliability_diagram
-
-            fig = Figure(figsize=(5.4, 5.2), layout="constrained")
-            reliability_diagram(r.table, ax=fig.add_subplot(), title=f"{name}, {r.source}")
-            figure = _img(
-                fig,
+            figure = _figure(
+                partial(_figure_table, r.table, title=f"{name}, {r.source}"),
                 alt=f"Reliability diagram, {name}, {r.source}",
                 caption=f"{name}, {r.source}: N = {r.n:,}.",
             )
@@ -80,7 +90,7 @@ def _stated(stated: Any) -> str:
             parts.append(f'<div class="pair">\n{figure}\n{table}\n</div>')
     summary = (
         "<table>\n<thead><tr>"
-        + "".join(_th(_e(h)) for h in head)
+        + "".join(_th(h) for h in head)
         + "</tr></thead>\n<tbody>\n"
         + "\n".join(rows)
         + "\n</tbody>\n</table>"
@@ -188,6 +198,16 @@ def _binning(table: ReliabilityTable) -> str:
 
 
 # ----------------------------------------------------------------------------- figures
+
+
+def _figure_table(table: ReliabilityTable, *, title: str | None = None) -> Figure:
+    from matplotlib.figure import Figure
+
+    from .figures import reliability_diagram
+
+    fig = Figure(figsize=(5.4, 5.2), layout="constrained")
+    reliability_diagram(table, ax=fig.add_subplot(), title=title)
+    return fig
 
 
 def _figure_reliability(audit: Audit) -> Figure:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._html_parts import _e, _img, _notes, _td, _th
+from ._html_parts import _e, _figure, _notes, _td, _th
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -23,7 +23,6 @@ def _policy(policy: PolicyTable) -> str:
         for cells in policy.table_rows()
     ]
     notes = "".join(f"<li>{_e(line)}</li>" for line in policy.notes())
-    fig = _figure_risk_coverage(policy)
     caption = (
         f"Risk-coverage curve of the {policy.n_eval:,} test cases (act when the confidence "
         "reaches the threshold), with the random and oracle baselines and the thresholds of "
@@ -36,7 +35,7 @@ def _policy(policy: PolicyTable) -> str:
         + "</tr></thead>\n<tbody>\n"
         + "\n".join(rows)
         + f'\n</tbody>\n</table>\n<ul class="notes">{notes}</ul>\n'
-        + _img(fig, alt="Risk-coverage curve", caption=caption)
+        + _figure(lambda: _figure_risk_coverage(policy), alt="Risk-coverage curve", caption=caption)
     )
 
 
@@ -93,6 +92,7 @@ def _binary(table: BinaryPolicyTable) -> str:
         for cells in table.table_rows()
     ]
     return (
+        f'<p class="verdict">{_e(table.verdict())}</p>\n'
         f"<p>{_e(table.header())}</p>\n"
         '<table id="binary-table">\n<thead><tr>'
         + "".join(_th(h, "l" if j == 0 else "") for j, h in enumerate(head))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._html_parts import _e, _img, _notes, _td, _th
+from ._html_parts import _e, _figure, _notes, _td, _th
 
 if TYPE_CHECKING:
     from ..audit import GroupedAudit
@@ -31,8 +31,8 @@ def _grouped(result: GroupedAudit) -> str:
     notes = [result.note()] + [
         f"{group_label(g)}: {text}" for g, texts in result.notes.items() for text in texts
     ]
-    figure = _img(
-        grouped_diagrams(result),
+    figure = _figure(
+        lambda: grouped_diagrams(result),
         alt="Reliability diagram of each group",
         caption=(
             f"One reliability diagram per group by {result.by}, on the same axes and the same "

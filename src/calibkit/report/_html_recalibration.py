@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InputError
-from ._html_parts import _e, _img, _td, _th
+from ._html_parts import _e, _figure, _td, _th
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -45,10 +45,9 @@ def _ledger(ledger: CalibrationLedger) -> str:
 
 
 def _before_after(before: Audit | ReliabilityTable, after: Audit | ReliabilityTable) -> str:
-    fig = _figure_before_after(before, after)
     n = before.n
-    return _img(
-        fig,
+    return _figure(
+        lambda: _figure_before_after(before, after),
         alt="Reliability diagrams before and after recalibration",
         caption=f"Reliability of the same {n:,} held-out rows before (left) and after (right) "
         "the calibrator.",

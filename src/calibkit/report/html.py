@@ -25,7 +25,8 @@ from ._html_audit import _binning, _metrics, _reliability, _stated, _verdict
 from ._html_checks import _check, _check_decisions, _target
 from ._html_decisions import _actions, _binary, _guarantee, _policy
 from ._html_grouped import _grouped
-from ._html_parts import _e
+from ._html_monitor import _monitor
+from ._html_parts import _e, _section_style
 from ._html_recalibration import _before_after, _ledger, _record
 
 if TYPE_CHECKING:
@@ -35,12 +36,14 @@ if TYPE_CHECKING:
     from ..decide.guarantee import GuaranteeEvaluation, RiskGuarantee
     from ..decide.policy import PolicyTable
     from ..measure.reliability import ReliabilityTable
+    from ..monitoring import Monitor
     from ..recalibrate.ledger import CalibrationLedger
 
 __all__ = ["render_report", "write_report"]
 
 
-_STYLE = """
+_STYLE = (
+    """
 :root { color-scheme: light; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
   sans-serif; color: #1d2125; background: #fff; margin: 0 auto; max-width: 1320px;
@@ -48,39 +51,14 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica 
 h1 { font-size: 1.6em; margin: 0 0 .2em; }
 h2 { font-size: 1.25em; margin: 2em 0 .5em; padding-bottom: .2em;
   border-bottom: 1px solid #d8dde2; }
-p.sub { color: #56606a; margin: 0 0 1em; }
 nav { font-size: .92em; margin-bottom: 1em; }
 nav a { margin-right: 1.2em; color: #2458a6; }
-.verdict { padding: .8em 1em; border-left: 5px solid; border-radius: 3px; margin: 1em 0; }
-.verdict.ok { border-color: #2e8540; background: #eef7ef; }
-.verdict.off { border-color: #c05d00; background: #fdf3e9; }
-table { border-collapse: collapse; margin: .6em 0; font-variant-numeric: tabular-nums; }
-th, td { padding: .22em .6em; text-align: right; border-bottom: 1px solid #eceff2;
-  vertical-align: top; }
-th { background: #f4f6f8; font-weight: 600; border-bottom: 1px solid #c9d0d6; }
-td.l, th.l { text-align: left; }
-td.indent { padding-left: 2em; }
-td.note { text-align: left; color: #4a535c; }
-tr.empty td { color: #9aa3ab; }
-td.flag { color: #b3261e; font-weight: 600; }
-figure { margin: 1em 0; }
-.pair { display: flex; flex-wrap: wrap; gap: 0 2em; align-items: flex-start; }
-.pair figure { flex: 0 1 auto; }
-caption { caption-side: bottom; text-align: left; padding-top: .5em; color: #39424a; }
-td.name { white-space: nowrap; }
-figure img { max-width: 100%; height: auto; border: 1px solid #eceff2; }
-figcaption { font-size: .9em; color: #56606a; max-width: 52em; }
-dl { display: grid; grid-template-columns: max-content auto; gap: .25em 1.2em; }
-dt { font-weight: 600; }
-dd { margin: 0; }
-code, pre { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
-  font-size: .88em; }
-pre { background: #f6f8fa; padding: .8em 1em; overflow-x: auto; border-radius: 3px; }
-details summary { cursor: pointer; font-weight: 600; }
-ul.notes { color: #39424a; padding-left: 1.2em; }
 footer { margin-top: 3em; font-size: .85em; color: #7a838c; }
 @media print { nav { display: none; } body { max-width: none; } }
 """
+    + _section_style()
+    + "\n"
+)
 
 
 def write_report(
@@ -98,6 +76,7 @@ def write_report(
     guarantee: RiskGuarantee | GuaranteeEvaluation | None = None,
     binary: BinaryPolicyTable | None = None,
     grouped: GroupedAudit | None = None,
+    monitor: Monitor | None = None,
 ) -> Path:
     """Write one self-contained HTML report and return its path.
 
@@ -128,6 +107,9 @@ def write_report(
         An audit by group (``ck.audit(..., by=)``): the table of groups, the flags, and one
         small reliability diagram per group on the same axes. Pass its ``pooled`` audit as
         ``audit=`` to show the audit of all rows too.
+    monitor : Monitor, optional
+        Calibration over cohorts or time windows (``ck.monitor``): the verdict, a row per group
+        with its change from the reference, and ECE over the groups against the no-change band.
     record : CalibrationRecord, optional
         The calibration record, shown as JSON in a collapsed section.
     title : str, optional
@@ -167,6 +149,7 @@ def write_report(
         guarantee=guarantee,
         binary=binary,
         grouped=grouped,
+        monitor=monitor,
     )
     write_atomic(target, text, where="write_html")
     return target
@@ -186,6 +169,7 @@ def render_report(
     guarantee: RiskGuarantee | GuaranteeEvaluation | None = None,
     binary: BinaryPolicyTable | None = None,
     grouped: GroupedAudit | None = None,
+    monitor: Monitor | None = None,
 ) -> str:
     """The HTML text of :func:`write_report` (same arguments, without the path)."""
     where = "write_report"
@@ -198,18 +182,28 @@ def render_report(
             f"{where}: grouped= takes the result of ck.audit(..., by=), not "
             f"{type(grouped).__name__}."
         )
-    given = (audit, ledger, policy, record, before, stated, grouped)
+    if monitor is not None:
+        from ..monitoring import Monitor
+
+        if not isinstance(monitor, Monitor):
+            raise InputError(
+                f"{where}: monitor= takes the result of ck.monitor(...), not "
+                f"{type(monitor).__name__}."
+            )
+    given = (audit, ledger, policy, record, before, stated, grouped, monitor)
     if all(x is None for x in given) and not decisions:
         raise InputError(
             f"{where}: nothing to report; pass audit= (ck.audit), ledger= "
             "(ck.compare_calibration), policy= (ck.decision_report), stated= "
-            "(ck.audit_stated), grouped= (ck.audit(..., by=)), actions=, guarantee=, binary= or "
-            "record=."
+            "(ck.audit_stated), grouped= (ck.audit(..., by=)), monitor= (ck.monitor), actions=, "
+            "guarantee=, binary= or record=."
         )
     what = (
-        _what(audit, ledger, policy, binary)
-        if stated is None
-        else (f"stated confidence of {len({r.group for r in stated.rows})} groups")
+        f"stated confidence of {len({r.group for r in stated.rows})} groups"
+        if stated is not None
+        else f"calibration by {monitor.by}, {len(monitor.groups)} groups"
+        if monitor is not None and all(x is None for x in (audit, ledger, policy, binary))
+        else _what(audit, ledger, policy, binary)
     )
     page_title = title if title is not None else f"Calibration report: {what}"
     sections: list[tuple[str, str, str]] = []  # (id, heading, body)
@@ -234,6 +228,8 @@ def render_report(
         sections.append(("guarantee", "Guaranteed risk", _guarantee(guarantee)))
     if binary is not None:
         sections.append(("binary", "Binary threshold on P(y = 1)", _binary(binary)))
+    if monitor is not None:
+        sections.append(("monitor", f"Calibration by {monitor.by}", _monitor(monitor)))
     if stated is not None:
         sections.append(("stated", "Stated confidence by group and source", _stated(stated)))
     if record is not None:
@@ -247,6 +243,11 @@ def render_report(
         for sid, head, content in sections
     )
     sub = _detail(audit, ledger, policy, binary)
+    if monitor is not None and sub == _NO_DETAIL:
+        sub = (
+            f"ECE of each group by {monitor.by}, compared with {monitor.reference} over the "
+            f"same bins."
+        )
     if stated is not None and audit is None and ledger is None and policy is None:
         sub = (
             f"Confidences stated by language models, audited per group "
@@ -318,4 +319,7 @@ def _detail(
             f"Binary threshold on P(y = 1): chosen on {binary.n:,} validation cases, "
             f"reported on {binary.n_eval:,} test cases."
         )
-    return " ".join(lines) or "The calibration record of an audit."
+    return " ".join(lines) or _NO_DETAIL
+
+
+_NO_DETAIL = "The calibration record of an audit."
