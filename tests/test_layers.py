@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "calibkit"
 LAYERS = [
     {
         "_errors",
+        "_display",
         "_validate",
         "_version",
         "_files",
@@ -152,3 +153,128 @@ def test_no_private_name_is_taken_from_another_package() -> None:
             if (name.startswith("_") and not name.startswith("__")) or private_module:
                 taken.append(f"{module} takes {target}{'.' + name if name else ''}")
     assert not taken, "\n".join(sorted(taken))
+
+
+# ----------------------------------------------------------------------------- dynamic imports
+
+#: The one sanctioned upward reference: the base module that shows results in a notebook loads
+#: the renderers of the report layer by name (dependency inversion; see calibkit/_display.py).
+SANCTIONED_UPWARD = {"calibkit._display": "calibkit.report.notebook"}
+
+
+def _constants(tree: ast.Module) -> dict[str, str]:
+    """Names bound to a known string start: module-level ``NAME = "text"``, and any assignment
+    ``name = f"{NAME}.{x}"`` whose start is known (a name bound to two starts is unknown)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out.update({t.id: value.value for t in targets if isinstance(t, ast.Name)})
+    seen: dict[str, set[str | None]] = defaultdict(set)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id not in out:
+                seen[target.id].add(_static_prefix(node.value, out))
+    out.update({name: next(iter(s)) for name, s in seen.items() if len(s) == 1 and None not in s})
+    return out
+
+
+def _static_prefix(arg: ast.expr, constants: dict[str, str]) -> str | None:
+    """What a dynamic import's argument is known to start with: a string constant, a module
+    constant, or the leading known parts of an f-string; None when nothing is known."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.Name):
+        return constants.get(arg.id)
+    if isinstance(arg, ast.JoinedStr):
+        known = ""
+        for part in arg.values:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                known += part.value
+            elif isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name):
+                if part.value.id not in constants:
+                    break
+                known += constants[part.value.id]
+            else:
+                break
+        return known or None
+    return None
+
+
+def dynamic_imports(source: str) -> list[tuple[int, str | None]]:
+    """(line, known start of the module name) of each ``importlib.import_module(...)``,
+    ``import_module(...)`` or ``__import__(...)`` call in ``source``."""
+    tree = ast.parse(source)
+    constants = _constants(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name in ("import_module", "__import__"):
+            found.append((node.lineno, _static_prefix(node.args[0], constants)))
+    return found
+
+
+def upward_dynamic_imports(module: str, source: str) -> list[str]:
+    """The dynamic imports of ``module`` that may reach a layer above it (or cannot be told)."""
+    bad = []
+    for line, prefix in dynamic_imports(source):
+        where = f"{module}:{line}"
+        if module in SANCTIONED_UPWARD and SANCTIONED_UPWARD[module] == prefix:
+            continue
+        if prefix is None:
+            bad.append(f"{where} imports a module whose name the source does not state")
+            continue
+        if not prefix.startswith("calibkit"):
+            continue  # a third-party module
+        target = prefix.rstrip(".")
+        if "." not in target:
+            bad.append(f"{where} imports the package root by name")
+            continue
+        a, b = _part(module), _part(target)
+        if b not in LEVEL:
+            bad.append(f"{where} imports {target!r}, which names no part of the package")
+        elif a != b and LEVEL[b] >= LEVEL[a] and not LEVEL[a] == LEVEL[b] == 0:
+            bad.append(f"{where} reaches up to {target} through importlib")
+    return bad
+
+
+def test_no_module_reaches_upward_through_importlib() -> None:
+    bad = [
+        problem
+        for module, path in _modules().items()
+        for problem in upward_dynamic_imports(module, path.read_text(encoding="utf-8"))
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_check_of_dynamic_imports_catches_an_upward_one() -> None:
+    upward = 'import importlib\nimportlib.import_module("calibkit.report.html")\n'
+    assert upward_dynamic_imports("calibkit.measure.bins", upward) == [
+        "calibkit.measure.bins:2 reaches up to calibkit.report.html through importlib"
+    ]
+    hidden = 'from importlib import import_module\nNAME = "calibkit.cli"\nimport_module(NAME)\n'
+    assert upward_dynamic_imports("calibkit.audit.result", hidden) == [
+        "calibkit.audit.result:3 reaches up to calibkit.cli through importlib"
+    ]
+    unknown = "import importlib\ndef load(name):\n    return importlib.import_module(name)\n"
+    assert upward_dynamic_imports("calibkit.io._read", unknown) == [
+        "calibkit.io._read:3 imports a module whose name the source does not state"
+    ]
+    # the same reference from the one module allowed it, and a downward f-string, pass
+    sanctioned = 'import importlib\nM = "calibkit.report.notebook"\nimportlib.import_module(M)\n'
+    assert upward_dynamic_imports("calibkit._display", sanctioned) == []
+    down = 'import importlib\nP = "calibkit.recalibrate"\nimportlib.import_module(f"{P}.x")\n'
+    assert upward_dynamic_imports("calibkit.recalibrate.methods", down) == []
+
+
+def test_the_sanctioned_reference_is_the_one_display_uses() -> None:
+    from calibkit import _display
+
+    assert {_display.__name__: _display.RENDERERS_MODULE} == SANCTIONED_UPWARD
+    source = (PACKAGE / "_display.py").read_text(encoding="utf-8")
+    assert dynamic_imports(source) == [(dynamic_imports(source)[0][0], _display.RENDERERS_MODULE)]

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _display
 from . import _validate as v
 from ._errors import InputError
 from .engines import Binning
@@ -175,6 +176,10 @@ class Monitor:
             else:
                 out.append((*head, f"{g.ece:.4f}", f"{g.noise_floor.mean:.4f}", t, change, flag))
         return out
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         rows = [self.HEADER, *self.rows()]

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import _display
 from ..engines.groups import group_label
 from .result import Audit
 
@@ -153,6 +154,10 @@ class GroupedAudit:
             ).rstrip()
             for r in rows
         ]
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         lines = [*self.table_lines(), "", self.note()]

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _display
 from ..measure.bins import BinStats
 from ..measure.distinct import (
     DistinctMeasures,
@@ -308,6 +309,10 @@ class Audit:
                 "intercept at slope 1, 0 = calibrated",
             ),
         ]
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         what = (

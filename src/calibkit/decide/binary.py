@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _display
 from .. import _validate as v
 from ._binary_core import (
     Confusion,
@@ -334,6 +335,10 @@ class BinaryPolicyTable:
             f"{count_text(chosen.false_positives, 'false positive')}; the Bayes threshold "
             f"{threshold_text(bayes.threshold)} costs {bayes.cost:.4f}."
         )
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         head = (

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _display
 from .. import _validate as v
 from ._format import threshold_text
 from ._inputs import act_forecast, decision_inputs
@@ -191,6 +192,10 @@ class PolicyTable:
                 )
             )
         return lines
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         head = ("policy", "threshold", "coverage", "risk", "cost/case", "val. cost")

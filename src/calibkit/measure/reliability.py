@@ -7,6 +7,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .. import _display
 from .. import _validate as v
 from .bins import CLOSED, BinStats, Edges, resolve_edges
 from .intervals import INTERVALS, binomial_interval, proportion_interval
@@ -217,6 +218,10 @@ class ReliabilityTable:
         if self.weighted:
             out["total_weight"] = self.stats.total_mass
         return out
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         return self.text()

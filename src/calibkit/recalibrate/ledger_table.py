@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _display
 from .._json import jsonable
 from ..measure.uncertainty import NoiseFloor
 from ._worse import Worse
@@ -200,6 +201,10 @@ class CalibrationLedger:
             "broken_guarantees": list(self.broken_guarantees),
             "worse": [w.to_dict() for w in self.worse],
         }
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         head = ("instrument", "what it measures", "BEFORE", "AFTER", "can the map move it?")

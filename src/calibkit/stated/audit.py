@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import _display
 from .._errors import CalibkitWarning, InputError
 from ..decide.coverage import curve as risk_coverage_of  # checked arrays: no input warning
 from ..measure import auc, bootstrap_ece, brier, ece, nll, noise_floor, reliability_bins
@@ -194,6 +195,10 @@ class StatedAudit:
             top or "-",
             mark,
         ]
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         """One block per group: its heading, then a row per source (fits 80 columns)."""
