@@ -563,3 +563,16 @@ def test_report_renders_in_headless_chromium(chromium, report, tmp_path, results
 
 
 NETWORK_OFF = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+
+
+def test_monitor_section_and_its_check() -> None:
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0, 1, 900)
+    y = (rng.random(900) < p).astype(int)
+    monitor = ck.monitor(p, y, by=np.repeat(["w1", "w2", "w3"], 300), n_boot=30, n_sims=30)
+    page = render_report(monitor=monitor)
+    assert "<title>Calibration report: calibration by group, 3 groups</title>" in page
+    assert '<section id="monitor">\n<h2>Calibration by group</h2>' in page
+    assert page.count('<table id="monitor-table">') == 1 and page.count("<img ") == 1
+    with pytest.raises(ck.InputError, match=r"monitor= takes the result of ck.monitor\(...\)"):
+        render_report(monitor=ck.audit(p, y, n_boot=20, n_sims=20))

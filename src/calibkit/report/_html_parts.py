@@ -94,7 +94,7 @@ def _figure(draw: Callable[[], Figure], *, alt: str, caption: str) -> str:
     try:
         fig = draw()
     except ImportError as exc:
-        missing = exc.name or "a plotting library"
+        missing = (exc.name or "matplotlib").split(".")[0]
         return _note(
             f"The figure is not drawn: {missing} is not installed (pip install {missing})."
         )
