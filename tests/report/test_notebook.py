@@ -1,129 +1,29 @@
 """Results shown in a notebook (``_repr_html_``): the report's sections, inline and self-contained.
 
 Each result's HTML is parsed (tags must balance), its numbers are checked against values worked
-out here with numpy (bin counts, ECE, policy coverage and risk), every figure must decode as a PNG,
-user text must come back escaped, and the HTML must contain the report's own section for the same
+out here with numpy and scipy (bin counts, ECE, policy coverage, risk and cost, a Clopper-Pearson
+bound), every figure must decode as a PNG, user text must come back escaped, and the HTML must contain the report's own section for the same
 object (:func:`calibkit.report.render_report`).
 """
 
 from __future__ import annotations
 
-import base64
-import io
 import re
 import subprocess
 import sys
 import textwrap
-from html.parser import HTMLParser
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from html_fragment import Fragment, assert_self_contained, png_shapes, report_sections
 
 import calibkit as ck
+from calibkit.report._html_parts import _e
 from calibkit.report.html import render_report
 
-VOID = {"img", "br", "meta", "hr", "input", "link", "col", "wbr", "area", "base", "source"}
 NAME = '<b>&"'  # a column name a page would read as markup if it were not escaped
-
-# ----------------------------------------------------------------------------- reading the HTML
-
-
-class Fragment(HTMLParser):
-    """Tables, images and verdicts of a fragment; raises on a misnested or unclosed element."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.stack: list[str] = []
-        self.tables: list[tuple[str | None, list[str], list[list[str]]]] = []
-        self.images: list[dict[str, str | None]] = []
-        self.verdicts: list[str] = []
-        self.notes: list[str] = []
-        self.texts: list[str] = []
-        self._cell: list[str] | None = None
-        self._row: list[str] | None = None
-        self._head = False
-        self._capture: list[str] | None = None
-        self.feed(text)
-        self.close()
-        assert not self.stack, f"unclosed elements: {self.stack}"
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag not in VOID:
-            self.stack.append(tag)
-        if tag == "table":
-            self.tables.append((a.get("id"), [], []))
-        elif tag == "thead":
-            self._head = True
-        elif tag == "tbody":
-            self._head = False
-        elif tag == "tr":
-            self._row = []
-        elif tag in ("td", "th"):
-            self._cell = []
-        elif tag == "img":
-            self.images.append(a)
-        elif tag == "p" and "verdict" in (a.get("class") or "").split():
-            self._capture = self.verdicts
-            self.verdicts.append("")
-        elif tag == "p" and a.get("class") == "note":
-            self.notes.append("")
-            self._capture = self.notes
-
-    def handle_endtag(self, tag: str) -> None:
-        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
-        self.stack.pop()
-        if tag in ("td", "th") and self._cell is not None and self._row is not None:
-            self._row.append("".join(self._cell))
-            self._cell = None
-        elif tag == "tr" and self._row is not None:
-            _, head, rows = self.tables[-1]
-            if self._head:
-                head.extend(self._row)
-            else:
-                rows.append(self._row)
-            self._row = None
-        elif tag == "p":
-            self._capture = None
-
-    def handle_data(self, data: str) -> None:
-        self.texts.append(data)
-        if self._cell is not None:
-            self._cell.append(data)
-        if self._capture is not None:
-            self._capture[-1] += data
-
-    def table(self, ident: str | None = None, index: int = 0) -> tuple[list[str], list[list[str]]]:
-        found = [(h, r) for i, h, r in self.tables if ident is None or i == ident]
-        return found[index]
-
-
-def _png_shapes(frag: Fragment) -> list[tuple[int, ...]]:
-    """Decode every embedded image (PNG data URIs only) and return the pixel array shapes."""
-    from matplotlib.image import imread
-
-    shapes = []
-    for img in frag.images:
-        src = img["src"] or ""
-        assert src.startswith("data:image/png;base64,"), src[:40]
-        data = base64.b64decode(src.split(",", 1)[1], validate=True)
-        shapes.append(imread(io.BytesIO(data), format="png").shape)
-    return shapes
-
-
-def _self_contained(text: str) -> None:
-    assert "<script" not in text and "://" not in text and "@import" not in text
-    refs = re.findall(r'(?:src|href)="([^"]*)"', text)
-    assert all(r.startswith("data:image/png;base64,") for r in refs)
-
-
-def _sections(page: str) -> dict[str, str]:
-    """The content of each ``<section id=...>`` of a report page, without its heading."""
-    found = re.findall(r'<section id="([^"]+)">\n<h2>[^\n]*</h2>\n(.*?)\n</section>', page, re.S)
-    return dict(found)
-
 
 # ----------------------------------------------------------------------------- numbers by hand
 
@@ -172,6 +72,9 @@ def results(data: dict[str, Any]) -> dict[str, Any]:
     half = p.size // 2
     z, labels = data["z"], data["labels"]
     fast = {"n_boot": 50, "n_sims": 50}
+    costs = {"l_wrong": 1.0, "l_defer": 0.5, "l_ask": 0.2, "l_ask_wrong": 0.6}
+    actions = ck.choose_actions(p[:half], y[:half], **costs)
+    guarantee = ck.guaranteed_threshold(p[:half], y[:half], target_risk=0.2)
     return {
         "audit": ck.audit(p, y, **fast),
         "top_label": ck.audit(z, labels, from_logits=True, **fast),
@@ -191,6 +94,10 @@ def results(data: dict[str, Any]) -> dict[str, Any]:
             p[:half], y[:half], p[half:], y[half:], l_false_positive=1, l_false_negative=3
         ),
         "monitor": ck.monitor(frame, by=NAME, **fast),
+        "actions": actions,
+        "actions_eval": actions.evaluate(p[half:], y[half:]),
+        "guarantee": guarantee,
+        "guarantee_eval": guarantee.evaluate(p[half:], y[half:]),
         "stated": ck.audit_stated(
             {NAME: data["group"], "stated_confidence": p, "correct": y},
             group_by=(NAME,),
@@ -203,21 +110,12 @@ def results(data: dict[str, Any]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- every result
 
 
-ALL = [
-    "audit",
-    "top_label",
-    "weighted",
-    "table",
-    "grouped",
-    "ledger",
-    "policy",
-    "binary",
-    "monitor",
-    "stated",
-]
+ALL = "audit top_label weighted table grouped ledger policy binary monitor stated".split()
+ALL += ["actions", "actions_eval", "guarantee", "guarantee_eval"]
 #: Results that keep nothing to draw: a ledger keeps each instrument's value, a binary policy
-#: table its rows (neither keeps the held-out confidences), so the report draws no figure either.
-NO_FIGURE = {"ledger", "binary"}
+#: table, the three actions and a guarantee their rows and thresholds (none keeps the
+#: confidences), so the report draws no figure for them either.
+NO_FIGURE = {"ledger", "binary", "actions", "actions_eval", "guarantee", "guarantee_eval"}
 
 
 @pytest.mark.parametrize("key", ALL)
@@ -231,9 +129,9 @@ def test_well_formed_self_contained_with_decodable_figures(
     text = results[key]._repr_html_()
     assert plt.get_fignums() == figures and matplotlib.get_backend() == backend
     assert text.startswith('<div class="calibkit">') and text.endswith("</div>")
-    _self_contained(text)
+    assert_self_contained(text)
     frag = Fragment(text)
-    shapes = _png_shapes(frag)
+    shapes = png_shapes(frag)
     if key in NO_FIGURE:
         assert shapes == []
     else:
@@ -245,17 +143,24 @@ def test_well_formed_self_contained_with_decodable_figures(
 
 
 def test_every_class_with_a_repr_html_has_a_renderer() -> None:
+    """Read from the source: each class that defines ``_repr_html_`` is registered."""
+    import ast
+    from pathlib import Path
+
     from calibkit import _display
     from calibkit.report import notebook
 
-    classes = {cls for cls in notebook.RENDERERS}
-    assert {_display._key(c) for c in classes} <= set(_display._RENDERERS)
-    shown = {
-        name
-        for name in ck.__all__
-        if isinstance(getattr(ck, name), type) and "_repr_html_" in vars(getattr(ck, name))
-    }
-    assert shown == {c.__name__ for c in classes}
+    package = Path(ck.__file__).parent
+    shown = set()
+    for path in package.rglob("*.py"):
+        module = ".".join(path.relative_to(package.parent).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                isinstance(f, ast.FunctionDef) and f.name == "_repr_html_" for f in node.body
+            ):
+                shown.add(f"{module.removesuffix('.__init__')}.{node.name}")
+    assert len(shown) == 12
+    assert shown == {_display._key(c) for c in notebook.RENDERERS} <= set(_display._RENDERERS)
 
 
 def test_an_object_without_a_renderer_is_a_lookup_error() -> None:
@@ -418,6 +323,47 @@ def test_stated_audit_shows_each_group_escaped(data: dict[str, Any], results: di
         assert [_count(r[1]) for r in bins] == np.bincount(_bins(p[sel], 15), minlength=15).tolist()
 
 
+def test_actions_show_their_cases_and_cost(data: dict[str, Any], results: dict[str, Any]):
+    half = data["p"].size // 2
+    p, y = data["p"][:half], data["y"][:half]
+    choice = results["actions"]
+    act = p >= choice.act_threshold
+    ask = ~act & (p >= choice.ask_threshold)
+    escalate = ~act & ~ask
+    frag = Fragment(choice._repr_html_())
+    head, rows = frag.table("actions-table")
+    assert [_count(r[head.index("cases")]) for r in rows] == [act.sum(), ask.sum(), escalate.sum()]
+    assert rows[0][head.index("risk")] == f"{(y[act] == 0).mean():.4f}"
+    cost = (
+        (act & (y == 0)).sum() * 1.0
+        + (ask & (y == 1)).sum() * 0.2
+        + (ask & (y == 0)).sum() * 0.6
+        + escalate.sum() * 0.5
+    ) / p.size
+    assert f"cost {cost:.4f} per case" in "".join(frag.texts)
+    held = results["actions_eval"]._repr_html_()
+    assert _e(results["actions_eval"].describe()) in held
+
+
+def test_guarantee_shows_its_bound(data: dict[str, Any], results: dict[str, Any]):
+    from scipy.stats import beta
+
+    half = data["p"].size // 2
+    p, y = data["p"][:half], data["y"][:half]
+    g = results["guarantee"]
+    acted = p >= g.threshold
+    k, n = int((y[acted] == 0).sum()), int(acted.sum())
+    bound = beta.ppf(0.95, k + 1, n - k)  # one-sided Clopper-Pearson upper bound at 1 - delta
+    assert bound <= 0.2
+    text = "".join(Fragment(g._repr_html_()).texts)
+    assert f"({n} acted on)" in text and f"({k} wrong)" in text
+    assert f"upper bound {bound:.4f}" in text
+    p_eval, y_eval = data["p"][half:], data["y"][half:]
+    held = p_eval >= g.threshold
+    text = "".join(Fragment(results["guarantee_eval"]._repr_html_()).texts)
+    assert f"coverage {held.mean():.4f}, risk {(y_eval[held] == 0).mean():.4f}" in text
+
+
 # ----------------------------------------------------------------------------- same as the report
 
 REPORT = {
@@ -430,6 +376,10 @@ REPORT = {
     "binary": (lambda r: {"binary": r}, ["binary"]),
     "monitor": (lambda r: {"monitor": r}, ["monitor"]),
     "stated": (lambda r: {"stated": r}, ["stated"]),
+    "actions": (lambda r: {"actions": r}, ["actions"]),
+    "actions_eval": (lambda r: {"actions": r}, ["actions"]),
+    "guarantee": (lambda r: {"guarantee": r}, ["guarantee"]),
+    "guarantee_eval": (lambda r: {"guarantee": r}, ["guarantee"]),
 }
 
 
@@ -437,16 +387,16 @@ REPORT = {
 def test_the_notebook_shows_the_report_sections(results: dict[str, Any], key: str) -> None:
     result = results[key]
     arguments, wanted = REPORT[key]
-    sections = _sections(render_report(**arguments(result)))
+    found = report_sections(render_report(**arguments(result)))
     text = result._repr_html_()
-    assert set(wanted) <= set(sections)
+    assert set(wanted) <= set(found)
     for name in wanted:
-        assert sections[name] in text, name
+        assert found[name] in text, name
 
 
 def test_a_reliability_table_shows_the_table_its_audit_shows(results: dict[str, Any]) -> None:
     audit = results["audit"]  # binary: the same gap note as a table of any event
-    section = _sections(render_report(audit=audit))["reliability"]
+    section = report_sections(render_report(audit=audit))["reliability"]
     table = re.search(r'<table id="reliability-table">.*?</table>', section, re.S)
     assert table is not None and table.group(0) in audit.table._repr_html_()
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _display
 from .. import _validate as v
 from ._format import threshold_text
 from ._inputs import decision_inputs
@@ -236,6 +237,10 @@ class ActionChoice:
             f"calibrated closed form: {closed}; it costs {self.calibrated_cost:.4f} per case here"
         ]
 
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
+
     def __str__(self) -> str:
         lines = [self.header(), f"{'action':<9} {'confidence':<22} {'cases':>8} {'share':>7}"]
         for action, conf, cases, share, risk in self.table_rows():
@@ -313,6 +318,10 @@ class ActionsEvaluation:
             f"{self.share_acted:.4f} (risk {risk}), ask {self.share_asked:.4f}, escalate "
             f"{self.share_escalated:.4f}."
         )
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         return f"{self.choice}\n{self.describe()}"

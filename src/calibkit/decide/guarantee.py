@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _display
 from .. import _validate as v
 from ._format import threshold_text
 from ._inputs import decision_inputs
@@ -124,6 +125,10 @@ class RiskGuarantee:
         if self.weight is None:
             del d["effective_n"]
         return without_weights(d, self.weight)
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         head = (
@@ -251,6 +256,10 @@ class GuaranteeEvaluation:
             f"on {on or f'{self.n} held-out cases'}: coverage {self.coverage:.4f}, risk {risk} "
             f"({self.n_acted} of {self.n} acted on)."
         )
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the HTML report's section for this result."""
+        return _display.html(self)
 
     def __str__(self) -> str:
         return f"{self.guarantee}\n{self.describe()}"

@@ -23,14 +23,16 @@ from typing import Any
 
 from .._display import register
 from ..audit import Audit, GroupedAudit
+from ..decide.actions import ActionChoice, ActionsEvaluation
 from ..decide.binary import BinaryPolicyTable
+from ..decide.guarantee import GuaranteeEvaluation, RiskGuarantee
 from ..decide.policy import PolicyTable
 from ..measure.reliability import ReliabilityTable
 from ..monitoring import Monitor
 from ..recalibrate.ledger import CalibrationLedger
 from ..stated.audit import StatedAudit
 from ._html_audit import _binning, _metrics, _reliability, _stated, _table_reliability, _verdict
-from ._html_decisions import _binary, _policy
+from ._html_decisions import _actions, _binary, _guarantee, _policy
 from ._html_grouped import _grouped
 from ._html_monitor import _monitor
 from ._html_parts import _e, _section_style
@@ -91,6 +93,14 @@ def _binary_policy_table(table: BinaryPolicyTable) -> str:
     return _block(_what(None, None, None, table), _binary(table))
 
 
+def _actions_result(actions: ActionChoice | ActionsEvaluation) -> str:
+    return _block("Three actions: act, ask, escalate", _actions(actions))
+
+
+def _guarantee_result(guarantee: RiskGuarantee | GuaranteeEvaluation) -> str:
+    return _block("Guaranteed risk", _guarantee(guarantee))
+
+
 def _monitor_result(monitor: Monitor) -> str:
     return _block(
         f"Calibration by {monitor.by}: {len(monitor.groups)} groups against {monitor.reference}",
@@ -115,6 +125,10 @@ RENDERERS: dict[type, Callable[[Any], str]] = {
     CalibrationLedger: _calibration_ledger,
     PolicyTable: _policy_table,
     BinaryPolicyTable: _binary_policy_table,
+    ActionChoice: _actions_result,
+    ActionsEvaluation: _actions_result,
+    RiskGuarantee: _guarantee_result,
+    GuaranteeEvaluation: _guarantee_result,
     Monitor: _monitor_result,
     StatedAudit: _stated_audit,
 }
