@@ -14,6 +14,14 @@ The result classes live below this layer, so they cannot import it. They depend 
 module :mod:`calibkit._display` instead: each ``_repr_html_`` calls ``_display.html(self)``, and
 this module registers, when it is imported, the renderer of each class (dependency inversion;
 ``_display`` imports this module by name the first time a result is shown).
+
+Examples
+--------
+>>> import numpy as np, calibkit as ck
+>>> audit = ck.audit(np.array([0.2, 0.6, 0.8, 0.9]), np.array([0, 1, 1, 1]), n_boot=20, n_sims=20)
+>>> page = audit._repr_html_()
+>>> page == RENDERERS[ck.Audit](audit), page.count('<tr class="bin'), page.count("<img ")
+(True, 15, 1)
 """
 
 from __future__ import annotations
@@ -132,5 +140,11 @@ RENDERERS: dict[type, Callable[[Any], str]] = {
     Monitor: _monitor_result,
     StatedAudit: _stated_audit,
 }
-for _cls, _renderer in RENDERERS.items():
-    register(_cls, _renderer)
+
+
+def _register() -> None:
+    for cls, renderer in RENDERERS.items():
+        register(cls, renderer)
+
+
+_register()
