@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "calibkit"
 LAYERS = [
     {
         "_errors",
+        "_extras",
         "_validate",
         "_version",
         "_files",
