@@ -4,6 +4,7 @@ pip command; on the command line that error is one line on stderr, with no trace
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import textwrap
@@ -278,3 +279,28 @@ def _env() -> dict[str, str]:
         [str(PACKAGE.parent), *filter(None, [env.get("PYTHONPATH")])]
     )
     return env
+
+
+# ------------------------------------------------------------------------- docs/install.md
+
+INSTALL_PAGE = ROOT / "docs" / "install.md"
+
+
+def test_the_install_pages_extras_table_is_pyprojects():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    rows = re.findall(r"^\| `(\w+)` \| (.+?) \|", INSTALL_PAGE.read_text(), flags=re.MULTILINE)
+    table = {name: re.findall(r"`([^`]+)`", cell) for name, cell in rows}
+    assert table == {name: reqs for name, reqs in extras.items() if name != "dev"}
+    assert set(table) == set(EXTRAS.values())
+
+
+def test_the_install_pages_error_line_is_the_cli_s(monkeypatch, tmp_path):
+    block(monkeypatch, "pyspark")
+    (tmp_path / "predictions.csv").write_text("confidence,correct\n0.9,1\n0.6,0\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["audit", "predictions.csv", "--engine", "spark"])
+    page = INSTALL_PAGE.read_text()
+    assert "$ calibkit audit predictions.csv --engine spark\n" + result.stderr in page
+    assert f"$ calibkit --version\ncalibkit {ck.__version__}\n" in page
