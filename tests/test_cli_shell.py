@@ -127,3 +127,14 @@ def test_the_bash_script_completes_in_bash(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["segments"]
+
+
+def test_install_completion_writes_the_script_and_sources_it(tmp_path):
+    """--install-completion in a home of its own: the script, and the line in ~/.bashrc."""
+    done = calibkit("--install-completion", "bash", HOME=str(tmp_path), **NAMED_SHELL)
+    assert done.returncode == 0, done.stderr
+    script = tmp_path / ".bash_completions" / "calibkit.sh"
+    assert f"bash completion installed in {script}" in done.stdout
+    shown = calibkit("--show-completion", "bash", **NAMED_SHELL).stdout
+    assert script.read_text().strip() == shown.strip()
+    assert f"source '{script}'" in (tmp_path / ".bashrc").read_text().splitlines()
