@@ -20,6 +20,7 @@ LAYERS = [
     {
         "_errors",
         "_display",
+        "_extras",
         "_validate",
         "_version",
         "_files",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CalibkitWarning", "InputError", "NotFittedError"]
+__all__ = ["CalibkitWarning", "InputError", "MissingExtraError", "NotFittedError"]
 
 
 class InputError(ValueError):
@@ -21,3 +21,12 @@ class CalibkitWarning(UserWarning):
 class NotFittedError(InputError, AttributeError):
     """A calibrator was used before ``fit`` (an :class:`InputError` and an AttributeError, like
     scikit-learn's)."""
+
+
+class MissingExtraError(InputError, ImportError):
+    """An optional dependency that a feature needs is not installed; the message names the
+    extra of calibkit that installs it (``pip install 'calibkit[NAME]'``).
+
+    It is an :class:`InputError` (the command line prints it as one line) and an
+    :class:`ImportError` (``except ImportError`` keeps working).
+    """

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._errors import InputError
+from ._extras import missing_extra
 
 #: Inputs smaller than this many elements use numpy: numba's call overhead would dominate.
 NUMBA_MIN_ELEMENTS = 200_000
@@ -96,9 +97,7 @@ def use_numba(n_elements: int) -> bool:
         return False
     if mode == "numba":
         if _numba_module() is None:
-            raise InputError(
-                "CALIBKIT_KERNEL=numba but numba is not installed: pip install 'calibkit[fast]'."
-            )
+            raise missing_extra("numba", "CALIBKIT_KERNEL=numba")
         return True
     if n_elements < NUMBA_MIN_ELEMENTS or not _numba_installed():
         return False

@@ -11,7 +11,8 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from .._errors import InputError
+from .._errors import InputError, MissingExtraError
+from .._extras import require
 from .._files import check_outputs
 from .._json import jsonable
 from .._version import __version__
@@ -21,7 +22,7 @@ EXIT_BAD_INPUT = 2
 app = typer.Typer(
     name="calibkit",
     help="Audit whether a model's confidence means what it says.",
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )
@@ -236,9 +237,9 @@ def _engine_data(file: Path, engine: Engine, spark_master: str, command: str) ->
     if engine is not Engine.spark:
         return str(file) if engine is Engine.duckdb else file
     try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        _fail(f"{command}: --engine spark needs pyspark: pip install 'calibkit[spark]'.")
+        require("pyspark", f"{command}: --engine spark", note="(and Java 17 or later)")
+    except MissingExtraError as exc:
+        _fail(str(exc))
     from ..engines.spark import session
 
     session(spark_master, f"calibkit {command}")

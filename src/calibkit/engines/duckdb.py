@@ -82,8 +82,8 @@ class DuckDBEngine(SqlEngine):
             import duckdb
         except ImportError:
             raise InputError(
-                f"{where}: engine='duckdb' needs the duckdb package: pip install duckdb "
-                "(or calibkit[scale])."
+                f"{where}: engine='duckdb' needs the duckdb package, a dependency of calibkit "
+                "missing from this environment: pip install 'duckdb>=1.1'."
             ) from None
         self._error = duckdb.Error
         self.where = where

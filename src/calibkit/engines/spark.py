@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
+from .._extras import require
 from ..io import (
     Schema,
     check_file,
@@ -70,13 +71,8 @@ class SparkEngine(SqlEngine):
         spark: Any = None,
         where: str = "audit",
     ) -> None:
-        try:
-            from pyspark.sql import DataFrame, SparkSession
-        except ImportError:
-            raise InputError(
-                f"{where}: engine='spark' needs pyspark: pip install 'calibkit[spark]' (and "
-                "Java 17 or later)."
-            ) from None
+        sql = require("pyspark.sql", f"{where}: engine='spark'", note="(and Java 17 or later)")
+        DataFrame, SparkSession = sql.DataFrame, sql.SparkSession
         self.where = where
         options = dict(columns or {})
         fmt = options.pop("format", None)

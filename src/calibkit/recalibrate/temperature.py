@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
+from .._extras import require
 from ..forecasts import sigmoid, softmax
 from ..measure import temperature as tm
 from ._inputs import away_from_0_and_1, no_clip_for_logits, warn_extreme_logits
@@ -271,14 +272,10 @@ class TemperatureScaling(Calibrator):
         (True, torch.float32)
         """
         self._check_fitted("as_torch_module")
-        try:
-            import torch
-        except ImportError as exc:
-            raise ImportError(
-                f"TemperatureScaling.as_torch_module needs PyTorch (pip install torch): {exc}"
-            ) from exc
+        torch = require("torch", "TemperatureScaling.as_torch_module")
+        module: Any = torch.nn.Module
 
-        class TemperatureScaled(torch.nn.Module):  # type: ignore[misc]
+        class TemperatureScaled(module):  # type: ignore[misc]
             """Logits divided by a fitted temperature (calibkit.TemperatureScaling)."""
 
             def __init__(self, temperature: float) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
+from .._extras import require
 from .._json import parse_json
 from .items import Item
 from .store import ReplyStore
@@ -107,12 +108,7 @@ def _openai_caller(
     top_logprobs: int,
     timeout: float,
 ) -> Caller:
-    try:
-        import openai
-    except ImportError as e:  # pragma: no cover
-        raise ImportError(
-            "provider 'openai' needs the openai SDK: pip install calibkit[llm]"
-        ) from e
+    openai = require("openai", "provider 'openai'")
     client = openai.OpenAI(
         api_key=_api_key(api_key_env, "OPENAI_API_KEY", base_url),
         base_url=base_url,
@@ -158,12 +154,7 @@ def _anthropic_caller(
     max_tokens: int,
     timeout: float,
 ) -> Caller:
-    try:
-        import anthropic
-    except ImportError as e:  # pragma: no cover
-        raise ImportError(
-            "provider 'anthropic' needs the anthropic SDK: pip install calibkit[llm]"
-        ) from e
+    anthropic = require("anthropic", "provider 'anthropic'")
     client = anthropic.Anthropic(
         api_key=_api_key(api_key_env, "ANTHROPIC_API_KEY", base_url),
         base_url=base_url,
