@@ -31,7 +31,13 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from ._errors import InputError
 from .audit import Audit
 from .forecasts import prepare
-from .meter import audit_of_state, batch_state, checked_binning, state_shapes
+from .meter.state import (
+    audit_of_state,
+    batch_state,
+    checked_binning,
+    state_shapes,
+    tensor_batch_state,
+)
 
 __all__ = ["CalibrationError"]
 
@@ -95,22 +101,31 @@ class CalibrationError(Metric):  # type: ignore[misc]
     def update(self, preds: Any, target: Any) -> None:
         """Add a batch: predictions (probabilities, or logits with ``from_logits``) and labels,
         tensors on any device and of any float dtype (detached; the sums move, not the data's
-        gradients)."""
+        gradients). A tensor is checked and summed on its device, into states there."""
         where = "CalibrationError.update"
-        f = prepare(preds, target, from_logits=self.from_logits, where=where)
-        if (f.kind, f.n_classes) != (self.kind, self.n_classes):
+        made = tensor_batch_state(
+            preds, target, from_logits=self.from_logits, binning=self.binning, where=where
+        )
+        if made is not None:
+            kind, n_classes, part = made
+        else:
+            f = prepare(preds, target, from_logits=self.from_logits, where=where)
+            kind, n_classes = f.kind, f.n_classes
+        if (kind, n_classes) != (self.kind, self.n_classes):
             expected = (
                 "(N,) binary forecasts"
                 if self.kind == "binary"
                 else f"(N, {self.n_classes}) class probabilities"
             )
             raise InputError(
-                f"{where}: this batch holds {f.kind} forecasts of {f.n_classes} classes; the "
+                f"{where}: this batch holds {kind} forecasts of {n_classes} classes; the "
                 f"metric was made for {expected} (num_classes=)."
             )
-        for name, values in batch_state(f, self.binning).items():
+        if made is None:
+            part = {k: torch.from_numpy(a) for k, a in batch_state(f, self.binning).items()}
+        for name, values in part.items():
             state = getattr(self, name)
-            state.add_(torch.tensor(values, device=state.device))
+            state.add_(values.to(state.device))
 
     def _arrays(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name).detach().cpu().numpy() for name in self.state_names}
