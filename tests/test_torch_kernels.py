@@ -11,7 +11,7 @@ import pytest
 
 import calibkit as ck
 from calibkit.forecasts import prepare
-from calibkit.meter.state import batch_state, tensor_batch_state
+from calibkit.meter.state import add_tensor_batch, batch_state, tensor_batch, tensor_zero_state
 
 torch = pytest.importorskip("torch")
 
@@ -33,11 +33,11 @@ def _host(t):
 
 
 def _assert_same_state(tensor_input, labels, *, from_logits, binning):
-    made = tensor_batch_state(
-        tensor_input, labels, from_logits=from_logits, binning=binning, where="test"
-    )
-    assert made is not None  # the device path took it
-    kind, n_classes, device_state = made
+    batch = tensor_batch(tensor_input, labels, from_logits=from_logits, where="test")
+    assert batch is not None  # the device path took it
+    kind, n_classes = batch[0].kind, batch[0].n_classes
+    device_state = tensor_zero_state(binning, kind=kind, n_classes=n_classes, device="cpu")
+    add_tensor_batch(batch, binning, device_state)
     f = prepare(_host(tensor_input), labels.numpy(), from_logits=from_logits, where="test")
     assert (kind, n_classes) == (f.kind, f.n_classes)
     host_state = batch_state(f, binning)
@@ -59,7 +59,7 @@ def test_top_label_state_on_device_equals_the_numpy_state(dtype, from_logits):
     x = x.to(getattr(torch, dtype))
     binning = ck.CalibrationMeter(n_bins=15).binning
     if not from_logits and dtype == "bfloat16":  # 3 digits: rows cannot sum to 1 within 1e-3
-        words = _message(tensor_batch_state, x, y, from_logits=False, binning=binning, where="t")
+        words = _message(tensor_batch, x, y, from_logits=False, where="t")
         assert "each row of probs must sum to 1 (within 0.001)" in words
         assert words == _message(prepare, _host(x), y.numpy(), from_logits=False, where="t")
         return

@@ -31,7 +31,10 @@ __all__ = [
     "grid_counts",
     "is_torch",
     "prepare_tensor",
+    "logits_on",
     "score_sums",
+    "separable",
+    "spread_and_loss",
     "temperature_sums",
 ]
 
@@ -198,20 +201,33 @@ def bin_index(conf: Any, edges: np.ndarray, closed: str) -> Any:
     is ``np.searchsorted(side="left")``) minus one, clamped to a real bin, so 0 and 1 land in
     the first and last bins."""
     torch = _torch()
-    boundaries = torch.as_tensor(edges, dtype=torch.float64, device=conf.device)
-    idx = torch.bucketize(conf, boundaries, right=closed == "left") - 1
+    idx = torch.bucketize(conf, boundaries(edges, conf.device), right=closed == "left") - 1
     return idx.clamp_(0, edges.size - 2)
 
 
-def _terms(x: Any, o: Any) -> Any:
-    """The :data:`calibkit._kernels.SUM_FIELDS` terms, stacked (rows) on the device."""
+#: Edges already on a device (the deciles' 75,777 fine edges would cross to a GPU every batch).
+_ON_DEVICE: dict[tuple[int, str], Any] = {}
+_ON_DEVICE_MAX = 16
+
+
+def boundaries(edges: np.ndarray, device: Any) -> Any:
+    """``edges`` as a float64 tensor on ``device``, kept for the next batch."""
     torch = _torch()
-    return torch.stack(_kernels.sum_terms(x, o))
+    key = (hash(edges.tobytes()), str(device))
+    held = _ON_DEVICE.get(key)
+    if held is None:
+        if len(_ON_DEVICE) >= _ON_DEVICE_MAX:
+            _ON_DEVICE.pop(next(iter(_ON_DEVICE)))
+        held = _ON_DEVICE[key] = torch.tensor(edges, dtype=torch.float64, device=device)
+    return held
 
 
-def bin_sums(conf: Any, outcome: Any, edges: np.ndarray, closed: str) -> tuple[Any, Any]:
+def bin_sums(
+    conf: Any, outcome: Any, edges: np.ndarray, closed: str, into: tuple[Any, Any] | None = None
+) -> tuple[Any, Any]:
     """Per-bin count (int64) and the (5, M) sums of :data:`~calibkit._kernels.SUM_FIELDS`
-    (float64) of float64 tensors ``conf`` and ``outcome``, as tensors on their device.
+    (float64) of float64 tensors ``conf`` and ``outcome``, as tensors on their device; added
+    in place to ``into`` (count, sums) when given, so a batch costs O(batch), not O(bins).
 
     Examples
     --------
@@ -222,13 +238,9 @@ def bin_sums(conf: Any, outcome: Any, edges: np.ndarray, closed: str) -> tuple[A
     >>> count.tolist(), sums[1].tolist()
     ([2, 1], [1.0, 1.0])
     """
-    torch = _torch()
     m = edges.size - 1
-    idx = bin_index(conf, edges, closed)
-    count = torch.bincount(idx, minlength=m)
-    terms = _terms(conf, outcome.to(torch.float64))
-    sums = torch.zeros((terms.shape[0], m), dtype=torch.float64, device=conf.device)
-    sums.scatter_add_(1, idx.expand(terms.shape[0], -1), terms)
+    count, sums = into if into is not None else _zero_sums(m, conf.device)
+    _add_sums(bin_index(conf, edges, closed), conf, outcome, count, sums)
     return count, sums
 
 
@@ -236,30 +248,51 @@ def classwise_sums(p: Any, y: Any, edges: np.ndarray, closed: str) -> tuple[Any,
     """Each class's bin sums of (p[:, k], y == k) in one pass: counts (C, M) and sums
     (C, 5, M), tensors on the device."""
     torch = _torch()
-    n, c = p.shape
+    c = p.shape[1]
     m = edges.size - 1
     idx = bin_index(p, edges, closed) + m * torch.arange(c, device=p.device)
-    hit = (y[:, None] == torch.arange(c, device=p.device)).to(torch.float64)
-    flat = idx.reshape(-1)
-    count = torch.bincount(flat, minlength=c * m).reshape(c, m)
-    terms = _terms(p.reshape(-1), hit.reshape(-1))
-    sums = torch.zeros((terms.shape[0], c * m), dtype=torch.float64, device=p.device)
-    sums.scatter_add_(1, flat.expand(terms.shape[0], -1), terms)
-    return count, sums.reshape(terms.shape[0], c, m).permute(1, 0, 2)
+    hit = y[:, None] == torch.arange(c, device=p.device)
+    count, sums = _zero_sums(c * m, p.device)
+    _add_sums(idx.reshape(-1), p.reshape(-1), hit.reshape(-1), count, sums)
+    return count.reshape(c, m), sums.reshape(-1, c, m).permute(1, 0, 2)
 
 
-def grid_counts(conf: Any, outcome: Any, *, span: float, steps: int, cells: int) -> tuple[Any, Any]:
+def _zero_sums(size: int, device: Any) -> tuple[Any, Any]:
+    torch = _torch()
+    return (
+        torch.zeros(size, dtype=torch.int64, device=device),
+        torch.zeros((len(_kernels.SUM_FIELDS), size), dtype=torch.float64, device=device),
+    )
+
+
+def _add_sums(idx: Any, x: Any, o: Any, count: Any, sums: Any) -> None:
+    """Add each row's count and :data:`~calibkit._kernels.SUM_FIELDS` terms to its bin."""
+    torch = _torch()
+    count.index_add_(0, idx, torch.ones_like(idx))
+    sums.index_add_(1, idx, torch.stack(_kernels.sum_terms(x, o.to(torch.float64))))
+
+
+def grid_counts(
+    conf: Any,
+    outcome: Any,
+    *,
+    span: float,
+    steps: int,
+    cells: int,
+    into: tuple[Any, Any] | None = None,
+) -> tuple[Any, Any]:
     """Positive and negative outcomes per cell of the logit grid of
     :func:`calibkit.measure.summary.grid_index` (``torch.round`` is ``np.rint``: half to
-    even), int64 tensors on the device."""
+    even), int64 tensors on the device (added in place to ``into`` when given)."""
     torch = _torch()
+    if into is None:
+        into = tuple(torch.zeros(cells, dtype=torch.int64, device=conf.device) for _ in "pn")
     t = (torch.log(conf) - torch.log1p(-conf)).clamp(-span, span)
     index = torch.round((t + span) * steps).to(torch.int64)
     hit = outcome.to(torch.bool)
-    return (
-        torch.bincount(index[hit], minlength=cells),
-        torch.bincount(index[~hit], minlength=cells),
-    )
+    for counts, rows in zip(into, (index[hit], index[~hit]), strict=True):
+        counts.index_add_(0, rows, torch.ones_like(rows))
+    return into[0], into[1]
 
 
 def score_sums(f: TensorForecast) -> tuple[Any, Any] | None:
@@ -329,3 +362,42 @@ def temperature_sums(z: Any, y: Any, beta: float, *, origin: bool) -> np.ndarray
     if not origin:
         out[4:7] = float("nan")
     return out.cpu().numpy()
+
+
+def separable(z: Any, y: Any) -> bool:
+    """Whether every row's true class is strictly ahead of the others (every binary margin
+    positive): :func:`calibkit.measure.temperature.solve`'s check, on the device."""
+    torch = _torch()
+    if z.ndim == 1:
+        return bool((torch.where(y == 1, z, -z) > 0).all())
+    true = z.gather(1, y[:, None])[:, 0]
+    others = z.scatter(1, y[:, None], float("-inf")).max(dim=1).values
+    return bool((true > others).all())
+
+
+def logits_on(scores: Any, *, where: str) -> Any:
+    """Finite 1-D or (N, C >= 2) logits as float64 on their device (checked there), or
+    ``None`` for input the device path does not take."""
+    if not is_torch(scores) or not _real(scores) or scores.ndim not in (1, 2):
+        return None
+    if scores.shape[0] == 0 or (scores.ndim == 2 and scores.shape[1] < 2):
+        return None
+    torch = _torch()
+    z = scores.detach().to(torch.float64)
+    if not bool(torch.isfinite(z).all()):
+        v.scores(_host(scores, "logits", where), where=where)  # raises
+    return z
+
+
+def spread_and_loss(z: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's spread (largest minus smallest logit; |s| for binary scores) and log-loss
+    at T = 1 (what :func:`calibkit.recalibrate._inputs.warn_extreme_logits` reads), computed
+    on the device: two numbers per row reach the host."""
+    torch = _torch()
+    if z.ndim == 1:
+        loss = torch.logaddexp(torch.zeros_like(z), torch.where(y == 1, -z, z))
+        return z.abs().cpu().numpy(), loss.cpu().numpy()
+    top = z.max(dim=1).values
+    shifted = z - top[:, None]
+    loss = torch.log(torch.exp(shifted).sum(dim=1)) - shifted.gather(1, y[:, None])[:, 0]
+    return (top - z.min(dim=1).values).cpu().numpy(), loss.cpu().numpy()

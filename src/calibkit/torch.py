@@ -32,11 +32,13 @@ from ._errors import InputError
 from .audit import Audit
 from .forecasts import prepare
 from .meter.state import (
+    add_tensor_batch,
     audit_of_state,
     batch_state,
     checked_binning,
     state_shapes,
-    tensor_batch_state,
+    tensor_batch,
+    tensor_zero_state,
 )
 
 __all__ = ["CalibrationError"]
@@ -103,11 +105,9 @@ class CalibrationError(Metric):  # type: ignore[misc]
         tensors on any device and of any float dtype (detached; the sums move, not the data's
         gradients). A tensor is checked and summed on its device, into states there."""
         where = "CalibrationError.update"
-        made = tensor_batch_state(
-            preds, target, from_logits=self.from_logits, binning=self.binning, where=where
-        )
-        if made is not None:
-            kind, n_classes, part = made
+        batch = tensor_batch(preds, target, from_logits=self.from_logits, where=where)
+        if batch is not None:
+            kind, n_classes = batch[0].kind, batch[0].n_classes
         else:
             f = prepare(preds, target, from_logits=self.from_logits, where=where)
             kind, n_classes = f.kind, f.n_classes
@@ -121,11 +121,19 @@ class CalibrationError(Metric):  # type: ignore[misc]
                 f"{where}: this batch holds {kind} forecasts of {n_classes} classes; the "
                 f"metric was made for {expected} (num_classes=)."
             )
-        if made is None:
+        states = {name: getattr(self, name) for name in self.state_names}
+        if batch is None:
             part = {k: torch.from_numpy(a) for k, a in batch_state(f, self.binning).items()}
+        elif batch[0].conf.device == states["table_count"].device:
+            add_tensor_batch(batch, self.binning, states)  # in place, on the device
+            return
+        else:  # summed where the batch is, added where the metric lives
+            part = tensor_zero_state(
+                self.binning, kind=kind, n_classes=n_classes, device=batch[0].conf.device
+            )
+            add_tensor_batch(batch, self.binning, part)
         for name, values in part.items():
-            state = getattr(self, name)
-            state.add_(values.to(state.device))
+            states[name].add_(values.to(states[name].device))
 
     def _arrays(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name).detach().cpu().numpy() for name in self.state_names}

@@ -4,6 +4,7 @@ and the :class:`~calibkit.Audit` of a state (shared by :class:`~calibkit.Calibra
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import replace
 from typing import Any
@@ -37,7 +38,9 @@ __all__ = [
     "bin_sets",
     "checked_binning",
     "state_shapes",
-    "tensor_batch_state",
+    "add_tensor_batch",
+    "tensor_batch",
+    "tensor_zero_state",
     "zero_state",
 ]
 
@@ -87,11 +90,19 @@ def bin_sets(binning: Binning, *, kind: str, n_classes: int) -> dict[str, tuple[
         table = Edges(binning.edges, "explicit", binning.edges.size - 1)
     out = {
         "table": (binning.closed, table),
-        "deciles": ("right", Edges(fine_edges(), "explicit", 0)),
+        "deciles": ("right", Edges(_fine_edges(), "explicit", 0)),
     }
     if kind == "top-label":
         out.update({f"class{k}": (binning.closed, uniform) for k in range(n_classes)})
     return out
+
+
+@functools.cache
+def _fine_edges() -> np.ndarray:
+    """The deciles' fine edges, made once (read-only)."""
+    edges = fine_edges()
+    edges.flags.writeable = False
+    return edges
 
 
 def state_shapes(
@@ -158,36 +169,63 @@ def batch_state(f: Prepared, binning: Binning) -> MeterState:
     return out
 
 
-def tensor_batch_state(
-    probs: Any, labels: Any, *, from_logits: bool, binning: Binning, where: str
-) -> tuple[str, int, dict[str, Any]] | None:
-    """What :func:`batch_state` gives, for a PyTorch tensor: checked, reduced and summed on
-    its device, the state as tensors there (kind, classes, state). ``None`` for input the
-    device path leaves to the host path (see :mod:`calibkit._torch_kernels`)."""
+def tensor_batch(
+    probs: Any, labels: Any, *, from_logits: bool, where: str
+) -> tuple[Any, tuple[Any, Any]] | None:
+    """A PyTorch batch checked and reduced on its device, with its Brier and log-loss sums;
+    ``None`` for input the device path leaves to the host path (see
+    :mod:`calibkit._torch_kernels`), and for a log loss that is infinite (the host path warns
+    of it)."""
     from .. import _torch_kernels as tk
 
     f = tk.prepare_tensor(probs, labels, from_logits=from_logits, where=where)
     scores = None if f is None else tk.score_sums(f)
-    if f is None or scores is None:  # the host path warns of an infinite log loss
-        return None
+    return None if f is None or scores is None else (f, scores)
+
+
+def tensor_zero_state(
+    binning: Binning, *, kind: str, n_classes: int, device: Any
+) -> dict[str, Any]:
+    """:func:`zero_state` as tensors on ``device``."""
+    import torch
+
+    shapes = state_shapes(binning, kind=kind, n_classes=n_classes, weighted=False)
+    return {
+        name: torch.zeros(
+            shape, dtype=torch.int64 if dtype is np.int64 else torch.float64, device=device
+        )
+        for name, (shape, dtype) in shapes.items()
+    }
+
+
+def add_tensor_batch(batch: tuple[Any, tuple[Any, Any]], binning: Binning, into: Any) -> None:
+    """Add a :func:`tensor_batch` to a state of tensors on its device, in place: what
+    :func:`batch_state` gives, summed there (O(batch) work; no state-sized temporary)."""
+    from .. import _torch_kernels as tk
+
+    f, (brier, nll) = batch
     sets = bin_sets(binning, kind=f.kind, n_classes=f.n_classes)
-    out: dict[str, Any] = {}
     for name in ("table", "deciles"):
         closed, edges = sets[name]
-        out[f"{name}_count"], out[f"{name}_sums"] = tk.bin_sums(
-            f.conf, f.outcome, edges.values, closed
-        )
+        into_pair = (into[f"{name}_count"], into[f"{name}_sums"])
+        tk.bin_sums(f.conf, f.outcome, edges.values, closed, into=into_pair)
     if f.kind == "top-label":
         closed, edges = sets["class0"]
         counts, sums = tk.classwise_sums(f.p, f.y, edges.values, closed)
         for k in range(f.n_classes):
-            out[f"class{k}_count"], out[f"class{k}_sums"] = counts[k], sums[k]
-    out["n_correct"] = f.correct.sum()
-    out["brier_sum"], out["nll_sum"] = scores
-    out["auc_positives"], out["auc_negatives"] = tk.grid_counts(
-        f.conf, f.outcome, span=LOGIT_SPAN, steps=AUC_STEPS, cells=grid_cells(AUC_STEPS)
+            into[f"class{k}_count"].add_(counts[k])
+            into[f"class{k}_sums"].add_(sums[k])
+    into["n_correct"].add_(f.correct.sum())
+    into["brier_sum"].add_(brier)
+    into["nll_sum"].add_(nll)
+    tk.grid_counts(
+        f.conf,
+        f.outcome,
+        span=LOGIT_SPAN,
+        steps=AUC_STEPS,
+        cells=grid_cells(AUC_STEPS),
+        into=(into["auc_positives"], into["auc_negatives"]),
     )
-    return f.kind, f.n_classes, out
 
 
 def audit_of_state(

@@ -14,12 +14,14 @@ from ..forecasts import prepare
 from .state import (
     STATE_VERSION,
     MeterState,
+    add_tensor_batch,
     audit_of_state,
     batch_state,
     bin_sets,
     checked_binning,
     state_shapes,
-    tensor_batch_state,
+    tensor_batch,
+    tensor_zero_state,
     zero_state,
 )
 
@@ -92,16 +94,19 @@ class CalibrationMeter:
     def state(self) -> MeterState:
         """The state as numpy arrays (sums a tensor's batches left on its device are added
         in first: one transfer, whatever the number of batches)."""
-        if self._device:
-            for name, t in self._device.items():
-                host = t.cpu().numpy()
-                self._state[name] = self._state[name] + host if name in self._state else host
-            self._device = {}
+        self._flush()
         return self._state
 
     @state.setter
     def state(self, value: MeterState) -> None:
         self._state = value
+        self._device = {}
+
+    def _flush(self) -> None:
+        """Add the sums held on a device to the host state (one transfer)."""
+        for name, t in self._device.items():
+            host = t.cpu().numpy()
+            self._state[name] = self._state[name] + host if name in self._state else host
         self._device = {}
 
     @property
@@ -123,16 +128,12 @@ class CalibrationMeter:
         where = "CalibrationMeter.update"
         if _size(probs_or_logits) == 0 and _size(labels) == 0:
             return
-        if sample_weight is None and hasattr(probs_or_logits, "__dlpack__"):
-            made = tensor_batch_state(
-                probs_or_logits,
-                labels,
-                from_logits=bool(from_logits),
-                binning=self.binning,
-                where=where,
+        if sample_weight is None:
+            batch = tensor_batch(
+                probs_or_logits, labels, from_logits=bool(from_logits), where=where
             )
-            if made is not None:
-                self._add(made[0], made[1], False, made[2], where)
+            if batch is not None:
+                self._add_on_device(batch, where)
                 return
         f = prepare(
             probs_or_logits,
@@ -157,7 +158,8 @@ class CalibrationMeter:
             )
         return self
 
-    def _add(self, kind: str, n_classes: int, weighted: bool, part: MeterState, where: str) -> None:
+    def _accept(self, kind: str, n_classes: int, weighted: bool, where: str) -> None:
+        """Refuse a batch unlike the ones before it (the first sets what the meter holds)."""
         if self.kind is None:
             self.kind, self.n_classes, self.weighted, self.state = kind, n_classes, weighted, {}
         if (kind, n_classes) != (self.kind, self.n_classes):
@@ -172,14 +174,24 @@ class CalibrationMeter:
                 f"{where}: this batch {this} sample weights, the batches before it {before}; "
                 "give every batch its sample_weight (1 for a row that counts once), or none."
             )
+
+    def _add(self, kind: str, n_classes: int, weighted: bool, part: MeterState, where: str) -> None:
+        self._accept(kind, n_classes, weighted, where)
         for name, values in part.items():
-            if isinstance(values, (np.ndarray, np.generic)):  # host sums; a tensor's stay put
-                held = self._state.get(name)
-                self._state[name] = values if held is None else held + values
-            elif name in self._device:  # a tensor's sums stay on its device
-                self._device[name].add_(values)
-            else:
-                self._device[name] = values
+            held = self._state.get(name)
+            self._state[name] = values if held is None else held + values
+
+    def _add_on_device(self, batch: Any, where: str) -> None:
+        """Add a checked tensor batch to the sums held on its device, in place."""
+        f = batch[0]
+        self._accept(f.kind, f.n_classes, False, where)
+        if self._device and self._device["table_count"].device != f.conf.device:
+            self._flush()  # the sums of another device go to the host first
+        if not self._device:
+            self._device = tensor_zero_state(
+                self.binning, kind=f.kind, n_classes=f.n_classes, device=f.conf.device
+            )
+        add_tensor_batch(batch, self.binning, self._device)
 
     def _check_binning(self, other: Binning, where: str) -> None:
         mine = bin_sets(self.binning, kind="binary", n_classes=2)["table"][1].values
