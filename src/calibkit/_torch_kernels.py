@@ -28,6 +28,7 @@ __all__ = [
     "TensorForecast",
     "bin_sums",
     "classwise_sums",
+    "device_array",
     "grid_counts",
     "is_torch",
     "prepare_tensor",
@@ -35,6 +36,7 @@ __all__ = [
     "score_sums",
     "separable",
     "spread_and_loss",
+    "takes",
     "temperature_sums",
 ]
 
@@ -42,6 +44,40 @@ __all__ = [
 def is_torch(x: Any) -> bool:
     """A PyTorch tensor (recognised by its module: torch is not imported to ask)."""
     return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "device")
+
+
+def _on_accelerator(x: Any) -> bool:
+    """A DLPack array (JAX, CuPy, ...) whose memory is not the host's (``__dlpack_device__``
+    other than CPU and CUDA-pinned host memory)."""
+    where = getattr(x, "__dlpack_device__", None)
+    if where is None or isinstance(x, np.ndarray) or is_torch(x):
+        return False
+    try:
+        kind = int(where()[0])
+    except (TypeError, ValueError, IndexError, AttributeError):
+        return False
+    return kind not in (1, 3)  # kDLCPU, kDLCUDAHost
+
+
+def takes(x: Any) -> bool:
+    """Whether the device path reads ``x``: a PyTorch tensor, or a DLPack array on an
+    accelerator (read by ``torch.from_dlpack`` without a copy). Imports nothing."""
+    return is_torch(x) or _on_accelerator(x)
+
+
+def device_array(x: Any) -> Any:
+    """``x`` as a PyTorch tensor where it lives, or ``None`` when the device path does not
+    read it (host arrays go the numpy way; no torch, no tensor)."""
+    if is_torch(x):
+        return x
+    if not _on_accelerator(x):
+        return None
+    try:
+        import torch
+
+        return torch.from_dlpack(x)
+    except (ImportError, BufferError, TypeError, RuntimeError, ValueError):
+        return None
 
 
 def _torch() -> Any:
@@ -91,7 +127,8 @@ def prepare_tensor(
     >>> f.kind, f.conf.tolist(), f.outcome.tolist()
     ('top-label', [0.699999988079071, 0.800000011920929], [True, False])
     """
-    if not is_torch(probs) or not _real(probs) or probs.ndim not in (1, 2):
+    probs = device_array(probs)
+    if probs is None or not _real(probs) or probs.ndim not in (1, 2):
         return None
     torch = _torch()
     x = probs.detach()
@@ -138,11 +175,12 @@ def labels_on(labels: Any, device: Any, *, n: int, n_classes: int, where: str) -
     anything else checked on the host by :func:`calibkit._validate.labels` and moved over.
     ``None`` for a tensor the device path does not take."""
     torch = _torch()
-    if not is_torch(labels):
+    on_device = device_array(labels)
+    if on_device is None:
         return torch.from_numpy(
             np.ascontiguousarray(v.labels(labels, n=n, n_classes=n_classes, where=where))
         ).to(device)
-    t = labels.detach()
+    t = on_device.detach()
     if t.ndim != 1 or t.shape[0] != n or t.dtype.is_complex:
         v.labels(_host(t, "labels", where), n=n, n_classes=n_classes, where=where)  # raises
         return None
@@ -164,25 +202,27 @@ def outcome_on(outcome: Any, device: Any, *, n: int, where: str) -> Any:
     """0/1 outcomes as a float64 tensor on ``device``, checked as
     :func:`calibkit._validate.outcome` checks them (on the device for a tensor)."""
     torch = _torch()
-    if not is_torch(outcome):
+    on_device = device_array(outcome)
+    if on_device is None:
         return torch.from_numpy(
             np.ascontiguousarray(v.outcome(outcome, n=n, where=where), dtype=np.float64)
         ).to(device)
-    t = outcome.detach()
+    t = on_device.detach()
     if t.ndim != 1 or t.shape[0] != n or t.dtype.is_complex:
         v.outcome(_host(t, "outcome", where), n=n, where=where)  # raises
         return None
-    t = t.to(device=device, dtype=torch.float64)
-    if not bool(((t == 0) | (t == 1)).all()):
-        v.outcome(_host(outcome, "outcome", where), n=n, where=where)  # raises
+    o = t.to(device=device, dtype=torch.float64)
+    if not bool(((o == 0) | (o == 1)).all()):
+        v.outcome(_host(t, "outcome", where), n=n, where=where)  # raises
         return None
-    return t
+    return o
 
 
 def confidence_on(confidence: Any, *, where: str) -> Any:
     """A 1-D tensor of confidences in [0, 1] as float64 on its device (checked there), or
     ``None`` for input the device path does not take."""
-    if not is_torch(confidence) or not _real(confidence) or confidence.ndim != 1:
+    confidence = device_array(confidence)
+    if confidence is None or not _real(confidence) or confidence.ndim != 1:
         return None
     torch = _torch()
     if confidence.shape[0] == 0:
@@ -378,7 +418,8 @@ def separable(z: Any, y: Any) -> bool:
 def logits_on(scores: Any, *, where: str) -> Any:
     """Finite 1-D or (N, C >= 2) logits as float64 on their device (checked there), or
     ``None`` for input the device path does not take."""
-    if not is_torch(scores) or not _real(scores) or scores.ndim not in (1, 2):
+    scores = device_array(scores)
+    if scores is None or not _real(scores) or scores.ndim not in (1, 2):
         return None
     if scores.shape[0] == 0 or (scores.ndim == 2 and scores.shape[1] < 2):
         return None

@@ -18,7 +18,7 @@ import numpy as np
 from .. import _kernels
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
-from .._torch_kernels import is_torch
+from .._torch_kernels import takes
 from .masses import Masses
 from .ranking import order_statistics
 
@@ -274,7 +274,7 @@ class BinStats(Masses):
         ``sample_weight`` is given)."""
         e = v.edges(edges, where=where)
         closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
-        if sample_weight is None and is_torch(confidence):
+        if sample_weight is None and takes(confidence):
             on_device = _tensor_stats(confidence, outcome, e, closed, where)
             if on_device is not None:
                 return cls(e, closed, on_device[0], *on_device[1])
