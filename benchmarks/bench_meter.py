@@ -142,6 +142,18 @@ def case(name: str, p: Any, y: Any, metric: Any, args: argparse.Namespace) -> No
         f"  ratio calibkit / torchmetrics: update {c['update'] / t['update']:.2f}x, "
         f"compute {c['compute'] / t['compute']:.2f}x, state {c['state'] / t['state']:.3f}x"
     )
+    # what torchmetrics' difference is made of: its sums in the input's dtype (float32), or
+    # confidences of exactly 1.0 (in a slot of their own)
+    conf = p if p.ndim == 1 else p.max(dim=1).values
+    print(f"  confidences exactly 1.0: {int((conf == 1.0).sum()):,}")
+    metric.reset()
+    wide = p.double()
+    for i in range(0, y.shape[0], args.batch):
+        metric.update(wide[i : i + args.batch], y[i : i + args.batch])
+    widened = float(metric.compute()) - exact
+    print(f"  torchmetrics fed the float64 widening: ECE - exact {widened:.2e}")
+    metric.reset()
+    del wide
 
 
 def one_point_zero(device: str) -> None:

@@ -214,3 +214,12 @@ def test_metric_states_stay_float64_on_the_device():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert metric.audit().table.count.tolist() == exact.table.count.tolist()
+
+
+def test_tied_classes_go_to_the_first_as_np_argmax():
+    p = torch.tensor([[0.4, 0.4, 0.2], [0.3, 0.35, 0.35], [0.2, 0.2, 0.6]], dtype=torch.float64)
+    y = torch.tensor([1, 1, 2])
+    binning = ck.CalibrationMeter(n_bins=5).binning
+    _assert_same_state(p, y, from_logits=False, binning=binning)
+    f = tensor_batch(p, y, from_logits=False, where="t")[0]
+    assert f.correct.tolist() == [False, True, True]  # argmax 0, 1, 2: the first of each tie

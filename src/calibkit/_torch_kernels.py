@@ -246,14 +246,14 @@ def bin_index(conf: Any, edges: np.ndarray, closed: str) -> Any:
 
 
 #: Edges already on a device (the deciles' 75,777 fine edges would cross to a GPU every batch).
-_ON_DEVICE: dict[tuple[int, str], Any] = {}
+_ON_DEVICE: dict[tuple[int, int, str], Any] = {}
 _ON_DEVICE_MAX = 16
 
 
 def boundaries(edges: np.ndarray, device: Any) -> Any:
     """``edges`` as a float64 tensor on ``device``, kept for the next batch."""
     torch = _torch()
-    key = (hash(edges.tobytes()), str(device))
+    key = (edges.size, hash(edges.tobytes()), str(device))
     held = _ON_DEVICE.get(key)
     if held is None:
         if len(_ON_DEVICE) >= _ON_DEVICE_MAX:
