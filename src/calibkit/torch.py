@@ -7,7 +7,8 @@ across processes, ``dist_reduce_fx="sum"``), so it drops into Lightning's ``self
 
 Unlike ``torchmetrics.classification.CalibrationError`` it keeps a confidence of exactly 1.0
 in the last bin (the bins are closed on the right), accumulates every sum in float64 whatever
-the input's dtype, and holds a state of fixed size rather than every prediction.
+the input's dtype, and holds a state of fixed size rather than every prediction. A tensor's
+batch is checked and summed on its device, in place into the states when they live there.
 
 Needs ``torchmetrics`` (``pip install torchmetrics``); importing this module without it
 raises an ImportError that says so.
