@@ -27,6 +27,7 @@ LAYERS = [
         "_json",
         "_arrow",
         "_kernels",
+        "_torch_kernels",
         "_numba_kernels",
         "_numba_ranking",
         "_numba_slope",

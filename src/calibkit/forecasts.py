@@ -297,6 +297,8 @@ def is_stream(data: Any) -> bool:
     """An iterator (or a callable that makes one) of chunks, not an array-like; or a list of
     ``(probs, labels)`` or ``(probs, labels, sample_weight)`` batches (see
     :func:`batches_source`)."""
+    if hasattr(data, "__dlpack__") or hasattr(data, "__array_namespace__"):
+        return False  # an array of some library (some refuse to be iterated)
     if callable(data) or batches_source(data) is not None:
         return True
     return isinstance(data, Iterable) and iter(data) is data

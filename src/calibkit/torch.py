@@ -7,7 +7,8 @@ across processes, ``dist_reduce_fx="sum"``), so it drops into Lightning's ``self
 
 Unlike ``torchmetrics.classification.CalibrationError`` it keeps a confidence of exactly 1.0
 in the last bin (the bins are closed on the right), accumulates every sum in float64 whatever
-the input's dtype, and holds a state of fixed size rather than every prediction.
+the input's dtype, and holds a state of fixed size rather than every prediction. A tensor's
+batch is checked and summed on its device, in place into the states when they live there.
 
 Needs ``torchmetrics`` (``pip install torchmetrics``); importing this module without it
 raises an ImportError that says so.
@@ -31,7 +32,15 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from ._errors import InputError
 from .audit import Audit
 from .forecasts import prepare
-from .meter import audit_of_state, batch_state, checked_binning, state_shapes
+from .meter.state import (
+    add_tensor_batch,
+    audit_of_state,
+    batch_state,
+    checked_binning,
+    state_shapes,
+    tensor_batch,
+    tensor_zero_state,
+)
 
 __all__ = ["CalibrationError"]
 
@@ -95,22 +104,37 @@ class CalibrationError(Metric):  # type: ignore[misc]
     def update(self, preds: Any, target: Any) -> None:
         """Add a batch: predictions (probabilities, or logits with ``from_logits``) and labels,
         tensors on any device and of any float dtype (detached; the sums move, not the data's
-        gradients)."""
+        gradients). A tensor is checked and summed on its device, into states there."""
         where = "CalibrationError.update"
-        f = prepare(preds, target, from_logits=self.from_logits, where=where)
-        if (f.kind, f.n_classes) != (self.kind, self.n_classes):
+        batch = tensor_batch(preds, target, from_logits=self.from_logits, where=where)
+        if batch is not None:
+            kind, n_classes = batch[0].kind, batch[0].n_classes
+        else:
+            f = prepare(preds, target, from_logits=self.from_logits, where=where)
+            kind, n_classes = f.kind, f.n_classes
+        if (kind, n_classes) != (self.kind, self.n_classes):
             expected = (
                 "(N,) binary forecasts"
                 if self.kind == "binary"
                 else f"(N, {self.n_classes}) class probabilities"
             )
             raise InputError(
-                f"{where}: this batch holds {f.kind} forecasts of {f.n_classes} classes; the "
+                f"{where}: this batch holds {kind} forecasts of {n_classes} classes; the "
                 f"metric was made for {expected} (num_classes=)."
             )
-        for name, values in batch_state(f, self.binning).items():
-            state = getattr(self, name)
-            state.add_(torch.tensor(values, device=state.device))
+        states = {name: getattr(self, name) for name in self.state_names}
+        if batch is None:
+            part = {k: torch.from_numpy(a) for k, a in batch_state(f, self.binning).items()}
+        elif batch[0].conf.device == states["table_count"].device:
+            add_tensor_batch(batch, self.binning, states)  # in place, on the device
+            return
+        else:  # summed where the batch is, added where the metric lives
+            part = tensor_zero_state(
+                self.binning, kind=kind, n_classes=n_classes, device=batch[0].conf.device
+            )
+            add_tensor_batch(batch, self.binning, part)
+        for name, values in part.items():
+            states[name].add_(values.to(states[name].device))
 
     def _arrays(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name).detach().cpu().numpy() for name in self.state_names}

@@ -84,6 +84,8 @@ def to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
         arr = column_to_numpy(x, name=name, where=where)
     elif isinstance(x, (str, bytes)) or x is None:
         raise InputError(f"{where}: {name} must be an array of numbers, got {type(x).__name__}.")
+    elif hasattr(x, "__dlpack__"):  # any other array library (the array API's interchange)
+        arr = dlpack_to_numpy(x, name=name, where=where)
     else:
         try:
             arr = np.asarray(x)
@@ -135,6 +137,31 @@ def _tensor_to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
             f"{where}: {name} ({type(x).__name__} from {module}) could not be read as an array "
             f"({exc}); pass a numpy array."
         ) from None
+
+
+def dlpack_to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
+    """An array of any library that speaks DLPack (``__dlpack__``) as a numpy array: shared
+    with numpy where it lives on the host in a dtype numpy has (``np.from_dlpack``), else
+    read by PyTorch (``torch.from_dlpack``: any device, bfloat16) and copied to the host."""
+    try:
+        return np.from_dlpack(x)
+    except (BufferError, TypeError, RuntimeError, ValueError) as exc:
+        try:
+            import torch
+        except ImportError:
+            raise InputError(
+                f"{where}: {name} ({type(x).__name__}) could not be read through DLPack "
+                f"({exc}); copy it to a numpy array on the host first, or install torch "
+                "(pip install torch), which reads DLPack arrays on any device."
+            ) from None
+        try:
+            tensor = torch.from_dlpack(x)
+        except (BufferError, TypeError, RuntimeError, ValueError) as again:
+            raise InputError(
+                f"{where}: {name} ({type(x).__name__}) could not be read through DLPack "
+                f"({again}); copy it to a numpy array on the host first."
+            ) from None
+        return _tensor_to_numpy(tensor, name=name, where=where)
 
 
 def column_to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:

@@ -16,6 +16,7 @@ from .arrays import (
     _is_tensor,
     _tensor_to_numpy,
     _values_word,
+    dlpack_to_numpy,
     float_array,
     to_numpy,
     unit_interval,
@@ -122,6 +123,8 @@ def label_values(y: Any, *, where: str, name: str = "labels") -> np.ndarray:
         raise InputError(f"{where}: {name} must be an array of labels, got {type(y).__name__}.")
     elif _is_tensor(y):
         arr = _tensor_to_numpy(y, name=name, where=where)
+    elif hasattr(y, "__dlpack__"):
+        arr = dlpack_to_numpy(y, name=name, where=where)
     elif module in ("pandas", "polars", "pyarrow") and hasattr(y, "to_numpy"):
         missing = (
             np.asarray(y.isna().to_numpy())

@@ -18,6 +18,7 @@ import numpy as np
 from .. import _kernels
 from .. import _validate as v
 from .._errors import CalibkitWarning, InputError
+from .._torch_kernels import takes
 from .masses import Masses
 from .ranking import order_statistics
 
@@ -273,6 +274,10 @@ class BinStats(Masses):
         ``sample_weight`` is given)."""
         e = v.edges(edges, where=where)
         closed = v.choice(closed, name="closed", allowed=CLOSED, where=where)
+        if sample_weight is None and takes(confidence):
+            on_device = _tensor_stats(confidence, outcome, e, closed, where)
+            if on_device is not None:
+                return cls(e, closed, on_device[0], *on_device[1])
         conf = v.float_array(confidence, name="confidence", where=where, ndim=1)
         out = v.outcome_array(outcome, n=conf.shape[0], where=where)
         w = v.sample_weight(sample_weight, n=conf.shape[0], where=where)
@@ -474,6 +479,23 @@ class BinStats(Masses):
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"BinStats.from_dict: malformed statistics ({exc}).") from None
+
+
+def _tensor_stats(
+    confidence: Any, outcome: Any, edges: np.ndarray, closed: str, where: str
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Count and sums of a PyTorch tensor's forecasts, checked and summed on its device (only
+    the sums reach the host); ``None`` for a tensor the host path reads instead."""
+    from .. import _torch_kernels as tk
+
+    conf = tk.confidence_on(confidence, where=where)
+    out = (
+        None if conf is None else tk.outcome_on(outcome, conf.device, n=conf.shape[0], where=where)
+    )
+    if conf is None or out is None:
+        return None
+    count, sums = tk.bin_sums(conf, out, edges, closed)
+    return count.cpu().numpy(), sums.cpu().numpy()
 
 
 def _optional(values: Any) -> np.ndarray | None:

@@ -76,6 +76,15 @@ def evaluate(
                     scores, labels, beta, origin=beta == 1.0, sample_weight=sample_weight
                 )
     n = scores.shape[0] if sample_weight is None else float(np.sum(sample_weight))
+    return objective_of_sums(total, n, beta, argmax=argmax)
+
+
+def objective_of_sums(
+    total: Any, n: float, beta: float, *, argmax: tuple[int, int, int] | None = None
+) -> Objective:
+    """The :class:`Objective` of the seven sums of one pass (the NLL and its first three
+    derivatives at ``beta``; the NLL and two derivatives at 0, NaN when not summed) over ``n``
+    rows (or their total weight)."""
     f, g, h, t, f0, g0, h0 = (float(x / n) for x in total[:7])
     origin = None if math.isnan(g0) else Objective(0.0, f0, g0, h0)
     return Objective(float(beta), f, g, h, t, origin=origin, argmax=argmax)
@@ -183,19 +192,42 @@ def solve(
     do no better than uniform guessing (T -> infinity); and for logits whose spread lies outside
     :data:`SPREAD_RANGE`, saying how to rescale them.
     """
+
+    def passed(beta: float) -> Objective:
+        if sample_weight is None:
+            return evaluate(scores, labels, beta)
+        return evaluate(scores, labels, beta, sample_weight)
+
+    return solve_by(
+        passed,
+        lambda: _separable(scores, labels),
+        where=where,
+        max_evaluations=max_evaluations,
+        step_tol=step_tol,
+    )
+
+
+def solve_by(
+    evaluate: Callable[[float], Objective],
+    separable: Callable[[], bool],
+    *,
+    where: str,
+    max_evaluations: int = 100,
+    step_tol: float = 1e-12,
+) -> Solution:
+    """:func:`solve` with the passes over the data given as callables: ``evaluate(beta)`` the
+    :class:`Objective` at beta, ``separable()`` whether the data are separable (a tensor's
+    sums on its device, say). The objective at T = 1 is kept as ``at_one``."""
     seen: dict[float, Objective] = {}
 
     def recorded(beta: float) -> Objective:
-        if sample_weight is None:
-            seen[beta] = point = evaluate(scores, labels, beta)
-        else:
-            seen[beta] = point = evaluate(scores, labels, beta, sample_weight)
+        seen[beta] = point = evaluate(beta)
         return point
 
     solution = drive(
         newton(where=where, max_evaluations=max_evaluations, step_tol=step_tol),
         evaluate=recorded,
-        separable=lambda: _separable(scores, labels),
+        separable=separable,
     )
     return replace(solution, at_one=seen.get(1.0))
 

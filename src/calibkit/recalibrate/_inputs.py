@@ -145,6 +145,12 @@ def warn_extreme_logits(z: np.ndarray, y: np.ndarray, *, where: str) -> bool:
     """
     step = max(1, z.shape[0] // SAMPLE_ROWS)
     spread, loss = _spread_and_loss(z[::step], y[::step])
+    return warn_extreme_rows(spread, loss, step=step, where=where)
+
+
+def warn_extreme_rows(spread: np.ndarray, loss: np.ndarray, *, step: int, where: str) -> bool:
+    """:func:`warn_extreme_logits` of the rows' spreads and log-losses at T = 1 (read on one
+    row in ``step``)."""
     sampled = f" (read on one row in {step})" if step > 1 else ""
     reasons = []
     wide = spread > EXTREME_SPREAD

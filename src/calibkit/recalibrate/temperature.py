@@ -19,6 +19,7 @@ from ._inputs import away_from_0_and_1, no_clip_for_logits, warn_extreme_logits
 from ._weights import fit_weights
 from .base import Calibrator, flag, integer, number, obj, text
 from .invariance import InvarianceReport, argmax_report, check_invariance
+from .temperature_device import fit_on_device
 
 __all__ = ["TemperatureScaling", "fit_temperature"]
 
@@ -135,18 +136,26 @@ class TemperatureScaling(Calibrator):
         """
         where = f"{type(self).__name__}.fit"
         method = v.choice(self.method, name="method", allowed=METHODS, where=where)
-        z, y, w = _prepare(scores, labels, sample_weight, settings=self, where=where)
-        if self.from_logits:
-            warn_extreme_logits(z, y, where=where)
-        if method == "newton":
-            solution = tm.solve(z, y, where=where, sample_weight=w)
-            at_one = solution.at_one or _evaluate(z, y, 1.0, w)
+        on_device = None
+        if method == "newton" and sample_weight is None and self.from_logits is True:
+            _check_settings(self, where=where)
+            on_device = fit_on_device(scores, labels, check_logits=self.check_logits, where=where)
+        if on_device is not None:  # a tensor: each pass summed on its device
+            solution, self.n_classes_, report = on_device
+            at_one = solution.at_one or solution.objective
         else:
-            at_one = _evaluate(z, y, 1.0, w)
-            solution = _golden(z, y, w)
+            z, y, w = _prepare(scores, labels, sample_weight, settings=self, where=where)
+            if self.from_logits:
+                warn_extreme_logits(z, y, where=where)
+            if method == "newton":
+                solution = tm.solve(z, y, where=where, sample_weight=w)
+                at_one = solution.at_one or _evaluate(z, y, 1.0, w)
+            else:
+                at_one = _evaluate(z, y, 1.0, w)
+                solution = _golden(z, y, w)
+            self.n_classes_ = 2 if z.ndim == 1 else int(z.shape[1])
         beta = solution.beta
         self.temperature_ = 1.0 / beta
-        self.n_classes_ = 2 if z.ndim == 1 else int(z.shape[1])
         self.nll_before_ = at_one.value
         self.nll_after_ = solution.objective.value
         self.gradient_ = -solution.objective.gradient * beta * beta  # chain rule: d beta / d T
@@ -160,7 +169,9 @@ class TemperatureScaling(Calibrator):
                 CalibkitWarning,
                 stacklevel=2,
             )
-        self.invariance_ = self._check_invariance(z, y, solution.objective)
+        if on_device is None:
+            report = self._check_invariance(z, y, solution.objective)
+        self.invariance_ = self._warn_if_moved(report)
         return self
 
     def fit_engine(
@@ -217,8 +228,8 @@ class TemperatureScaling(Calibrator):
     ) -> InvarianceReport:
         """What the fitted map changed on the calibration data (nothing, for T > 0: the order of
         every row's logits, hence argmax and accuracy, and for binary scores the order of the
-        scores, AUC and the 0.5 decisions). Checked exactly, not assumed; warns if anything
-        moved (rounding can tie two nearly equal scaled logits).
+        scores, AUC and the 0.5 decisions). Checked exactly, not assumed (:meth:`fit` warns if
+        anything moved: rounding can tie two nearly equal scaled logits).
 
         The numba pass at the fitted T checks every argmax of the logits divided by T as it
         goes (``final.argmax``); otherwise, or when a row moved, the logits are divided here."""
@@ -230,6 +241,9 @@ class TemperatureScaling(Calibrator):
         if report is None:
             # on the logit scale: probabilities saturate at 0 and 1 and would tie there
             report = check_invariance(z, self._scaled(z), labels=y, threshold=0.0)
+        return report
+
+    def _warn_if_moved(self, report: InvarianceReport) -> InvarianceReport:
         if not report.ok:
             warnings.warn(
                 f"{type(self).__name__}.fit: the fitted temperature changed what it must not: "

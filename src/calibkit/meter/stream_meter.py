@@ -1,212 +1,31 @@
-"""A streaming calibration meter for training and validation loops: :class:`CalibrationMeter`.
-
-Each batch adds its sums (the :class:`~calibkit.measure.summary.Summary` of the stream engine,
-over fixed edges) to a state whose size does not grow with the data: the table's bins, the
-Hosmer-Lemeshow deciles' fine logit grid, each class's bins (top-label input), the scores, and
-the AUC's :class:`~calibkit.measure.summary.RankGrid`. Two meters merge by adding their state;
-:meth:`CalibrationMeter.sync` all-reduces it across the processes of ``torch.distributed``.
-:meth:`CalibrationMeter.compute` returns the :class:`~calibkit.Audit` that
-:func:`calibkit.audit` gives for all the batches concatenated with the same edges (to rounding),
-the AUC within the bound it states, and notes naming what a one-pass meter leaves out.
-"""
+"""The streaming meter, :class:`CalibrationMeter`: update, merge, sync, compute."""
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from . import _kernels
-from . import _validate as v
-from ._errors import CalibkitWarning, InputError
-from .audit import Audit
-from .audit.summary import audit_from_summary
-from .engines import Binning
-from .engines.memory import chunk_summary
-from .forecasts import Prepared, prepare
-from .measure.bins import BinStats, Edges, resolve_edges
-from .measure.slope import undefined_slope
-from .measure.summary import HL_GROUPS, RankGrid, Summary, coarsen, fine_edges
-
-__all__ = ["CalibrationMeter", "MeterState"]
-
-#: What a meter's audit leaves out, in its notes.
-ONE_PASS_NOTES = (
-    "Hosmer-Lemeshow deciles at boundaries of a fine logit grid (a meter sees each batch once); "
-    "the test's statistics are exact for the groups used",
-    "CORP decompositions, smooth ECE and the KS/Kuiper tests need every distinct forecast, "
-    "which a meter does not keep: call ck.corp, ck.smooth_ece and ck.ks_test on the arrays",
+from .. import _validate as v
+from .._errors import InputError
+from ..audit import Audit
+from ..engines import Binning
+from ..forecasts import prepare
+from .state import (
+    STATE_VERSION,
+    MeterState,
+    add_tensor_batch,
+    audit_of_state,
+    batch_state,
+    bin_sets,
+    checked_binning,
+    state_shapes,
+    tensor_batch,
+    tensor_zero_state,
+    zero_state,
 )
-ONE_PASS_SLOPE = (
-    "a meter sees each batch once and cannot fit it (the fit takes a few passes over the data); "
-    "call ck.calibration_slope on the arrays"
-)
-#: Version of :meth:`CalibrationMeter.state_dict`.
-STATE_VERSION = 1
 
-#: A meter's state: name -> array (see :func:`state_shapes`).
-MeterState = dict[str, np.ndarray]
-
-
-def checked_binning(*, n_bins: int, strategy: str, closed: str, edges: Any, where: str) -> Binning:
-    """The binning of a meter: fixed uniform or explicit edges (quantile edges refused)."""
-    binning = Binning.checked(
-        n_bins=n_bins, strategy=strategy, closed=closed, edges=edges, where=where
-    )
-    if binning.strategy == "quantile" and binning.edges is None:
-        raise InputError(
-            f"{where}: strategy='quantile' needs two passes over the data (one to find the "
-            "edges, one to count into them) and a meter sees each batch once; use "
-            "strategy='uniform', or pass edges= computed once on held-out forecasts "
-            "(ck.bin_edges(probs, n_bins=15, strategy='quantile'))."
-        )
-    return binning
-
-
-def bin_sets(binning: Binning, *, kind: str, n_classes: int) -> dict[str, tuple[str, Edges]]:
-    """Each set of bins a meter keeps, as (closed side, fixed edges): the table ("table"), the
-    Hosmer-Lemeshow deciles' fine logit grid ("deciles") and, top-label, each class's bins
-    ("class0", ...; uniform, as :func:`calibkit.audit` bins them beside explicit edges)."""
-    where = "CalibrationMeter"
-    uniform = resolve_edges(
-        None, n_bins=binning.n_bins, strategy="uniform", edges=None, where=where
-    )
-    table = uniform
-    if binning.edges is not None:
-        table = Edges(binning.edges, "explicit", binning.edges.size - 1)
-    out = {
-        "table": (binning.closed, table),
-        "deciles": ("right", Edges(fine_edges(), "explicit", 0)),
-    }
-    if kind == "top-label":
-        out.update({f"class{k}": (binning.closed, uniform) for k in range(n_classes)})
-    return out
-
-
-def state_shapes(
-    binning: Binning, *, kind: str, n_classes: int, weighted: bool
-) -> dict[str, tuple[tuple[int, ...], Any]]:
-    """Name -> (shape, dtype) of every array of a meter's state."""
-    sums = len(_kernels.SUM_FIELDS)
-    out: dict[str, tuple[tuple[int, ...], Any]] = {}
-    for name, (_, edges) in bin_sets(binning, kind=kind, n_classes=n_classes).items():
-        m = edges.values.size - 1
-        out[f"{name}_count"] = ((m,), np.int64)
-        out[f"{name}_sums"] = ((sums, m), np.float64)
-        if weighted:
-            out[f"{name}_weight"] = ((m,), np.float64)
-            out[f"{name}_weight_sq"] = ((m,), np.float64)
-    out["n_correct"] = ((), np.int64)
-    out["brier_sum"] = ((), np.float64)
-    out["nll_sum"] = ((), np.float64)
-    if weighted:
-        out["correct_weight"] = ((), np.float64)
-        out["spiegelhalter_variance"] = ((), np.float64)
-    cells = RankGrid.of(np.zeros(0), np.zeros(0, dtype=bool)).positives.size
-    grid_type = np.float64 if weighted else np.int64
-    out["auc_positives"] = ((cells,), grid_type)
-    out["auc_negatives"] = ((cells,), grid_type)
-    return out
-
-
-def zero_state(binning: Binning, *, kind: str, n_classes: int, weighted: bool) -> MeterState:
-    """The state of no data."""
-    shapes = state_shapes(binning, kind=kind, n_classes=n_classes, weighted=weighted)
-    return {name: np.zeros(shape, dtype=dtype) for name, (shape, dtype) in shapes.items()}
-
-
-def batch_state(f: Prepared, binning: Binning) -> MeterState:
-    """The state of one prepared batch (what :meth:`CalibrationMeter.update` adds)."""
-    sets = bin_sets(binning, kind=f.kind, n_classes=f.n_classes)
-    part = chunk_summary(
-        f,
-        {name: edges for name, (_, edges) in sets.items()},
-        closed={name: closed for name, (closed, _) in sets.items()},
-    )
-    grid = RankGrid.of(f.conf, f.outcome, sample_weight=f.weight)
-    out: MeterState = {}
-    stats = {"table": part.stats, "deciles": part.deciles}
-    stats.update({f"class{k}": s for k, s in enumerate(part.classwise)})
-    for name, s in stats.items():
-        out[f"{name}_count"] = np.asarray(s.count, dtype=np.int64)
-        out[f"{name}_sums"] = np.stack([getattr(s, field) for field in _kernels.SUM_FIELDS])
-        if f.weight is not None:
-            out[f"{name}_weight"] = np.asarray(s.mass, dtype=np.float64)
-            out[f"{name}_weight_sq"] = np.asarray(s.mass_sq, dtype=np.float64)
-    out["n_correct"] = np.asarray(part.n_correct, dtype=np.int64)
-    out["brier_sum"] = np.asarray(part.brier_sum, dtype=np.float64)
-    out["nll_sum"] = np.asarray(part.nll_sum, dtype=np.float64)
-    if f.weight is not None:
-        out["correct_weight"] = np.asarray(part.correct_weight, dtype=np.float64)
-        out["spiegelhalter_variance"] = np.asarray(part.spiegelhalter_variance, dtype=np.float64)
-        out["auc_positives"] = grid.positives.astype(np.float64)
-        out["auc_negatives"] = grid.negatives.astype(np.float64)
-    else:
-        out["auc_positives"] = grid.positives.astype(np.int64)
-        out["auc_negatives"] = grid.negatives.astype(np.int64)
-    return out
-
-
-def audit_of_state(
-    state: MeterState, binning: Binning, *, kind: str, n_classes: int, **settings: Any
-) -> Audit:
-    """The audit of a meter's state (``settings`` as :func:`calibkit.audit` takes them:
-    interval, level, n_boot, n_sims, seed)."""
-    weighted = "correct_weight" in state
-    sets = bin_sets(binning, kind=kind, n_classes=n_classes)
-    where = "CalibrationMeter.compute"
-
-    def stats(name: str) -> BinStats:
-        closed, edges = sets[name]
-        return BinStats.of_sums(
-            edges.values,
-            closed,
-            np.asarray(state[f"{name}_count"], dtype=np.int64),
-            list(np.asarray(state[f"{name}_sums"], dtype=np.float64)),
-            weight=state.get(f"{name}_weight"),
-            weight_sq=state.get(f"{name}_weight_sq"),
-        )
-
-    table = stats("table")
-    if table.n == 0:
-        raise InputError(f"{where}: no forecasts to audit (call update() with a batch first).")
-    if weighted and not table.total_mass > 0:
-        raise InputError(
-            f"{where}: every sample weight the meter has seen is 0; there is nothing to audit "
-            "(give the rows that count a positive weight)."
-        )
-    with warnings.catch_warnings():  # the deciles' ties are noted by the test, not warned of
-        warnings.simplefilter("ignore", CalibkitWarning)
-        deciles, _ = coarsen(stats("deciles"), n_bins=HL_GROUPS, where=where)
-    grid = RankGrid(state["auc_positives"], state["auc_negatives"])
-    auc, error = grid.auc()
-    notes: tuple[str, ...] = ONE_PASS_NOTES[:1]
-    if error:
-        notes += (f"AUC from a logit grid of {grid.positives.size} cells: within +-{error:.1e}",)
-    summary = Summary(
-        kind=kind,
-        n_classes=n_classes,
-        binning=sets["table"][1],
-        stats=table,
-        deciles=deciles,
-        classwise=tuple(stats(f"class{k}") for k in range(n_classes) if kind == "top-label"),
-        n_correct=int(state["n_correct"]),
-        brier_sum=float(state["brier_sum"]),
-        nll_sum=float(state["nll_sum"]),
-        auc=auc,
-        auc_error=error,
-        slope=undefined_slope(table.n, ONE_PASS_SLOPE),
-        engine="meter",
-        notes=notes,
-        correct_weight=float(state["correct_weight"]) if weighted else None,
-        spiegelhalter_variance=float(state["spiegelhalter_variance"]) if weighted else None,
-    )
-    made = audit_from_summary(summary, **settings)
-    # the audit's note on the distinct forecasts speaks of engines; the meter says its own
-    kept = tuple(n for n in made.notes if not n.startswith("CORP decompositions"))
-    return replace(made, notes=kept + ONE_PASS_NOTES[1:])
+__all__ = ["CalibrationMeter"]
 
 
 class CalibrationMeter:
@@ -227,8 +46,10 @@ class CalibrationMeter:
     Notes
     -----
     :meth:`update` takes numpy arrays or tensors (PyTorch on any device and of any float
-    dtype, with or without ``requires_grad``; JAX, CuPy): they are detached, copied to the host
-    and checked as :func:`calibkit.audit` checks its input; every sum is float64. The state
+    dtype, with or without ``requires_grad``; JAX, CuPy). A PyTorch batch without sample
+    weights is checked, reduced and summed in float64 on its own device (see
+    :mod:`calibkit._torch_kernels`) and its sums stay there until the state is read; any other
+    input is copied to the host and checked as :func:`calibkit.audit` checks it. The state
     holds the table's bins, a fine logit grid for the Hosmer-Lemeshow deciles (75,776 bins) and
     the AUC's grid (606,209 cells per outcome): about 14 MB, whatever the number of batches.
 
@@ -244,6 +65,9 @@ class CalibrationMeter:
     >>> a.table.count.tolist(), round(a.ece, 3)
     ([1, 3], 0.2)
     """
+
+    _state: MeterState  # host sums
+    _device: dict[str, Any]  # sums of tensors' batches, on their device until state is read
 
     def __init__(
         self,
@@ -264,7 +88,26 @@ class CalibrationMeter:
         self.kind: str | None = None
         self.n_classes = 0
         self.weighted = False
-        self.state: MeterState = {}
+        self.state = {}
+
+    @property
+    def state(self) -> MeterState:
+        """The state as numpy arrays (sums a tensor's batches left on its device are added
+        in first: one transfer, whatever the number of batches)."""
+        self._flush()
+        return self._state
+
+    @state.setter
+    def state(self, value: MeterState) -> None:
+        self._state = value
+        self._device = {}
+
+    def _flush(self) -> None:
+        """Add the sums held on a device to the host state (one transfer)."""
+        for name, t in self._device.items():
+            host = t.cpu().numpy()
+            self._state[name] = self._state[name] + host if name in self._state else host
+        self._device = {}
 
     @property
     def n(self) -> int:
@@ -283,8 +126,15 @@ class CalibrationMeter:
         probabilities (logits with ``from_logits=True``), their labels, and optional sample
         weights (every batch weighted, or none). An empty batch adds nothing."""
         where = "CalibrationMeter.update"
-        if np.size(probs_or_logits) == 0 and np.size(labels) == 0:
+        if _size(probs_or_logits) == 0 and _size(labels) == 0:
             return
+        if sample_weight is None:
+            batch = tensor_batch(
+                probs_or_logits, labels, from_logits=bool(from_logits), where=where
+            )
+            if batch is not None:
+                self._add_on_device(batch, where)
+                return
         f = prepare(
             probs_or_logits,
             labels,
@@ -308,10 +158,10 @@ class CalibrationMeter:
             )
         return self
 
-    def _add(self, kind: str, n_classes: int, weighted: bool, part: MeterState, where: str) -> None:
+    def _accept(self, kind: str, n_classes: int, weighted: bool, where: str) -> None:
+        """Refuse a batch unlike the ones before it (the first sets what the meter holds)."""
         if self.kind is None:
-            self.kind, self.n_classes, self.weighted, self.state = kind, n_classes, weighted, part
-            return
+            self.kind, self.n_classes, self.weighted, self.state = kind, n_classes, weighted, {}
         if (kind, n_classes) != (self.kind, self.n_classes):
             raise InputError(
                 f"{where}: this batch holds {_shape(kind, n_classes)}, the meter "
@@ -324,8 +174,24 @@ class CalibrationMeter:
                 f"{where}: this batch {this} sample weights, the batches before it {before}; "
                 "give every batch its sample_weight (1 for a row that counts once), or none."
             )
+
+    def _add(self, kind: str, n_classes: int, weighted: bool, part: MeterState, where: str) -> None:
+        self._accept(kind, n_classes, weighted, where)
         for name, values in part.items():
-            self.state[name] = self.state[name] + values
+            held = self._state.get(name)
+            self._state[name] = values if held is None else held + values
+
+    def _add_on_device(self, batch: Any, where: str) -> None:
+        """Add a checked tensor batch to the sums held on its device, in place."""
+        f = batch[0]
+        self._accept(f.kind, f.n_classes, False, where)
+        if self._device and self._device["table_count"].device != f.conf.device:
+            self._flush()  # the sums of another device go to the host first
+        if not self._device:
+            self._device = tensor_zero_state(
+                self.binning, kind=f.kind, n_classes=f.n_classes, device=f.conf.device
+            )
+        add_tensor_batch(batch, self.binning, self._device)
 
     def _check_binning(self, other: Binning, where: str) -> None:
         mine = bin_sets(self.binning, kind="binary", n_classes=2)["table"][1].values
@@ -458,6 +324,12 @@ class CalibrationMeter:
     def __repr__(self) -> str:
         what = "empty" if self.kind is None else f"{self.n:,} {self.kind} forecasts"
         return f"CalibrationMeter({what})"
+
+
+def _size(x: Any) -> int:
+    """The number of elements of an array, a tensor (``numel``: no copy) or a list."""
+    numel = getattr(x, "numel", None)
+    return int(numel()) if callable(numel) else int(np.size(x))
 
 
 def _shape(kind: str, n_classes: int) -> str:
