@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
+import sys
 
 import numpy as np
 import pytest
@@ -12,12 +13,11 @@ import calibkit as ck
 torch = pytest.importorskip("torch")
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("torchmetrics") is not None, reason="torchmetrics is installed"
-)
-def test_without_torchmetrics_the_import_names_what_to_install():
-    with pytest.raises(ImportError, match="pip install torch torchmetrics"):
-        import calibkit.torch  # noqa: F401
+def test_without_torchmetrics_the_import_names_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torchmetrics", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "calibkit.torch", raising=False)
+    with pytest.raises(ImportError, match=r"needs torchmetrics, .*pip install 'calibkit\[torch\]'"):
+        importlib.import_module("calibkit.torch")
 
 
 @pytest.fixture()

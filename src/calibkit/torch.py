@@ -10,7 +10,7 @@ in the last bin (the bins are closed on the right), accumulates every sum in flo
 the input's dtype, and holds a state of fixed size rather than every prediction. A tensor's
 batch is checked and summed on its device, in place into the states when they live there.
 
-Needs ``torchmetrics`` (``pip install torchmetrics``); importing this module without it
+Needs ``torchmetrics`` (``pip install 'calibkit[torch]'``); importing this module without it
 raises an ImportError that says so.
 """
 
@@ -20,16 +20,8 @@ from typing import Any
 
 import numpy as np
 
-try:
-    import torch
-    from torchmetrics import Metric
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "calibkit.torch needs PyTorch and torchmetrics (pip install torch torchmetrics); "
-        f"importing them failed: {exc}. ck.CalibrationMeter needs neither."
-    ) from exc
-
 from ._errors import InputError
+from ._extras import require
 from .audit import Audit
 from .forecasts import prepare
 from .meter.state import (
@@ -44,8 +36,12 @@ from .meter.state import (
 
 __all__ = ["CalibrationError"]
 
+_NOTE = "(ck.CalibrationMeter needs neither)"
+torch = require("torch", "calibkit.torch", note=_NOTE)
+Metric = require("torchmetrics", "calibkit.torch", note=_NOTE).Metric
 
-class CalibrationError(Metric):  # type: ignore[misc]
+
+class CalibrationError(Metric):  # type: ignore[misc,valid-type]
     """The expected calibration error of a classifier, as a torchmetrics ``Metric``.
 
     Parameters
