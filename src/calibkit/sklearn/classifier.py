@@ -198,7 +198,7 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator): 
         n_splits = self.cv if isinstance(self.cv, numbers.Integral) else None
         n_splits = getattr(self.cv, "n_splits", n_splits)
         if isinstance(n_splits, numbers.Integral) and counts.min() < n_splits:
-            rare = classes[int(np.argmin(counts))]
+            rare = classes[int(np.argmin(counts))].tolist()
             raise InputError(
                 f"{where}: cv={self.cv!r} asks for {n_splits} folds, but class {rare!r} has only "
                 f"{int(counts.min())} rows, so some training part would lack it; use at most "

@@ -19,21 +19,22 @@ __all__ = ["encode_labels", "encoded_predictions"]
 
 
 def encode_labels(y: Any, classes: np.ndarray, *, where: str, name: str = "y") -> np.ndarray:
-    """The index of each label of ``y`` in the sorted ``classes``; a label that is not among
+    """The index of each label of ``y`` in ``classes`` (in any order); a label that is not among
     them is an :class:`InputError` naming it, its row and the known classes."""
     y = np.asarray(y)
     if y.ndim != 1:
         raise InputError(f"{where}: {name} must be 1-D (one label per row), got shape {y.shape}.")
-    index = np.searchsorted(classes, y)
-    index = np.clip(index, 0, len(classes) - 1)
+    order = np.argsort(classes, kind="stable")
+    position = np.searchsorted(classes, y, sorter=order)
+    index = order[np.clip(position, 0, len(classes) - 1)]
     unseen = classes[index] != y
     if unseen.any():
         row = int(np.argmax(unseen))
         listed = ", ".join(repr(c) for c in classes.tolist()[:10])
         raise InputError(
             f"{where}: {name} has {int(unseen.sum())} label(s) the classifier never saw, first "
-            f"at row {row}: {y[row]!r}; the classes are {listed}. Fit on data with every class, "
-            "or drop those rows."
+            f"at row {row}: {y[row].tolist()!r}; the classes are {listed}. Fit on data with "
+            "every class, or drop those rows."
         )
     return index.astype(np.int64)
 
