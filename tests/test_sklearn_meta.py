@@ -125,6 +125,23 @@ def test_prefit_platt_matches_sklearn_sigmoid(binary, iris, multiclass):
 
 
 @pytest.mark.parametrize("multiclass", [False, True])
+def test_prefit_temperature_matches_sklearn_temperature(binary, iris, multiclass):
+    # scikit-learn >= 1.8 fits a temperature too (bounded search on log beta): the same
+    # maximum-likelihood map of decision_function, so the same probabilities
+    X, y = iris if multiclass else binary
+    order = np.random.default_rng(0).permutation(len(y))
+    train, cal = order[: len(y) // 2], order[len(y) // 2 :]
+    lr = LogisticRegression(C=0.05, max_iter=1000).fit(X[train], y[train])
+    try:
+        theirs = CalibratedClassifierCV(method="temperature", **_frozen(lr)).fit(X[cal], y[cal])
+    except ValueError:
+        pytest.skip("this scikit-learn has no method='temperature' (added in 1.8)")
+    ours = CalibratedClassifier(lr, cv="prefit").fit(X[cal], y[cal])
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-7)
+
+
+@pytest.mark.filterwarnings("ignore:.*every one-vs-rest map gave probability 0")
+@pytest.mark.parametrize("multiclass", [False, True])
 def test_prefit_isotonic_equals_sklearn_isotonic(binary, iris, multiclass):
     X, y = iris if multiclass else binary
     order = np.random.default_rng(0).permutation(len(y))
