@@ -288,6 +288,21 @@ def test_ledger_is_the_cross_fit_ledger_of_the_out_of_fold_scores(iris):
         assert ledger.after[instrument] == pytest.approx(expected.after[instrument], rel=1e-12)
 
 
+def test_prefit_ledger_weighs_the_rows_given(binary):
+    X, y = binary
+    lr = LogisticRegression().fit(X[:300], y[:300])
+    w = np.where(np.arange(300) % 3 == 0, 2.0, 1.0)
+    clf = CalibratedClassifier(lr, method="platt", cv="prefit").fit(
+        X[300:], y[300:], sample_weight=w
+    )
+    ledger = clf.ledger_
+    assert (ledger.design, ledger.n_eval, ledger.folds) == ("cross-fit", 300, 5)
+    assert ledger.weight_eval == pytest.approx(w.sum())
+    s = lr.decision_function(X[300:])
+    direct = ck.compare_calibration(ck.PlattScaling(), s, y[300:], folds=5, sample_weight=w)
+    assert ledger.after["NLL"] == pytest.approx(direct.after["NLL"], rel=1e-12)
+
+
 def test_ledger_before_fit_is_not_fitted():
     clf = CalibratedClassifier(LogisticRegression())
     assert not hasattr(clf, "ledger_")

@@ -200,15 +200,23 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator): 
         if isinstance(n_splits, numbers.Integral) and counts.min() < n_splits:
             rare = classes[int(np.argmin(counts))].tolist()
             raise InputError(
-                f"{where}: cv={self.cv!r} asks for {n_splits} folds, but class {rare!r} has only "
-                f"{int(counts.min())} rows, so some training part would lack it; use at most "
-                f"{int(counts.min())} folds, or more rows of that class."
+                f"{where}: cv={_shown(self.cv)} asks for {n_splits} folds, but class {rare!r} "
+                f"has only {int(counts.min())} rows, so some training part would lack it; use "
+                f"at most {int(counts.min())} folds, or more rows of that class."
             )
         splitter = check_cv(self.cv, y, classifier=True)
         splits = list(splitter.split(X, y))
         tested = np.zeros(len(y), dtype=np.int64)
         for _, test in splits:
             tested[test] += 1
+        if not self.ensemble and (tested != 1).any():  # before any fit
+            raise InputError(
+                f"{where}: ensemble=False fits one map on the out-of-fold scores of every "
+                f"row, but the test parts of cv={_shown(self.cv)} cover "
+                f"{int((tested == 1).sum())} of {len(y)} rows exactly once; use a splitter "
+                "whose test parts partition the rows (an int, KFold, StratifiedKFold), or "
+                "ensemble=True."
+            )
         scores: np.ndarray | None = None
         done = np.zeros(len(y), dtype=bool)
         estimators, calibrators = [], []
@@ -228,14 +236,6 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator): 
             raise InputError(f"{where}: the cross-validation splitter gave no splits.")
         rows = np.flatnonzero(done)
         if not self.ensemble:
-            if (tested != 1).any():
-                raise InputError(
-                    f"{where}: ensemble=False fits one map on the out-of-fold scores of every "
-                    f"row, but the test parts of cv={self.cv!r} cover "
-                    f"{int((tested == 1).sum())} of {len(y)} rows exactly once; use a splitter "
-                    "whose test parts partition the rows (an int, KFold, StratifiedKFold), or "
-                    "ensemble=True."
-                )
             calibrators = [self._fit_map(template, scores, labels, w, where=where)]
             estimators = [self._fit_estimator(estimator, X, y, w, None, fold=None, where=where)]
         self.estimators_, self.calibrators_ = estimators, calibrators
@@ -371,6 +371,13 @@ class CalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator): 
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = get_tags(self._base_estimator()).input_tags.sparse
         return tags
+
+
+def _shown(cv: Any) -> str:
+    """``cv`` in a message: an int or a splitter as written, a list of splits by its length."""
+    if isinstance(cv, (numbers.Integral, str)) or hasattr(cv, "split"):
+        return repr(cv)
+    return f"<{type(cv).__name__} of splits>"
 
 
 def _take(X: Any, rows: np.ndarray) -> Any:
