@@ -18,6 +18,8 @@ EXPECTED = [
     "BootstrapInterval",
     "BrierDecomposition",
     "CalibkitWarning",
+    "CalibratedClassifier",
+    "CalibrationDisplay",
     "CalibrationLedger",
     "CalibrationMeter",
     "CalibrationRecord",

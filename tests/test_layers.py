@@ -3,7 +3,7 @@ never in a circle, and never a private name of another package.
 
 The layers, lowest first (DESIGN.md): base -> forecasts -> measure -> io -> engines ->
 recalibrate -> decide -> stated -> audit -> (held_out, stated_run) -> record -> monitoring ->
-report -> cli. The imports are read from the source with :mod:`ast` (every ``import``, at
+report -> sklearn -> cli. The imports are read from the source with :mod:`ast` (every ``import``, at
 module level or inside a function), so a lazy import counts like any other.
 """
 
@@ -44,6 +44,7 @@ LAYERS = [
     {"record"},
     {"monitoring", "segments", "torch"},
     {"report"},
+    {"sklearn"},  # the scikit-learn meta-estimator, scorers and display (optional extra)
     {"cli", "__main__", "__init__"},
 ]
 LEVEL = {part: i for i, parts in enumerate(LAYERS) for part in parts}

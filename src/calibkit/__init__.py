@@ -150,6 +150,8 @@ __all__ = [
     "BootstrapInterval",
     "BrierDecomposition",
     "CalibkitWarning",
+    "CalibratedClassifier",
+    "CalibrationDisplay",
     "CalibrationLedger",
     "CalibrationMeter",
     "CalibrationRecord",
@@ -284,4 +286,9 @@ def __getattr__(name: str) -> Any:
         from . import segments
 
         return getattr(segments, name)
+    if name in ("CalibratedClassifier", "CalibrationDisplay", "sklearn"):
+        import importlib
+
+        module = importlib.import_module(".sklearn", __name__)  # needs scikit-learn
+        return module if name == "sklearn" else getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
