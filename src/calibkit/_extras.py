@@ -18,6 +18,7 @@ EXTRAS: dict[str, str] = {
     "anthropic": "llm",
     "torch": "torch",
     "torchmetrics": "torch",
+    "sklearn": "sklearn",
 }
 
 

@@ -11,17 +11,13 @@ package without it raises an :class:`ImportError` that says so.
 
 from __future__ import annotations
 
-try:
-    import sklearn as _sklearn  # noqa: F401
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
-    raise ImportError(
-        "calibkit.sklearn needs scikit-learn (>= 1.4), which is not installed; install it with "
-        "pip install 'calibkit[sklearn]'."
-    ) from exc
+from .._extras import require
 
-from .classifier import CalibratedClassifier
-from .display import CalibrationDisplay
-from .scorers import METRICS, SCORERS, CalibrationScorer, calibration_loss, make_scorer
+require("sklearn", "calibkit.sklearn")
+
+from .classifier import CalibratedClassifier  # noqa: E402 (after the check above)
+from .display import CalibrationDisplay  # noqa: E402
+from .scorers import METRICS, SCORERS, CalibrationScorer, calibration_loss, make_scorer  # noqa: E402
 
 __all__ = [
     "METRICS",
