@@ -103,7 +103,9 @@ def test_every_block_runs_or_says_why():
                     skipped.append(f"{page.relative_to(ROOT)}:{block.line}: {block.not_run}")
             else:
                 shown += 1  # output or text shown as is (a table, a file's lines)
-    print(f"\n{ran} code blocks run, {len(skipped)} not run, {shown} text blocks:")
+    print(
+        f"\n{ran} code blocks run, {len(skipped)} not run, {shown} other blocks (output, directives):"
+    )
     print("\n".join(skipped))
     assert ran >= 60
     assert len(skipped) <= ran // 4, "most blocks must run"
