@@ -1,5 +1,5 @@
 """Every recalibration method on real models: fitted on a calibration split, judged on held-out
-data, BEFORE and AFTER (the README's comparison table).
+data, BEFORE and AFTER (the comparison table of docs/repair.md).
 
     python examples/compare_calibrators.py            # both models, markdown table
     python examples/compare_calibrators.py --quick    # fewer noise-floor simulations

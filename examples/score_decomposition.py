@@ -6,7 +6,7 @@ confidence: score = MCB - DSC + UNC, where MCB is what the isotonic recalibratio
 outcomes on the confidences would remove. Beside it, the binned ECE and the 95th percentile
 of its noise floor (the ECE a calibrated forecaster shows on the same N and bins).
 
-Run: ``python examples/score_decomposition.py`` (prints the README's table, in Markdown).
+Run: ``python examples/score_decomposition.py`` (prints the table of docs/repair.md, in Markdown).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def _share(mcb: float, removable: float) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    """The rows as the README's Markdown table."""
+    """The rows as the Markdown table of docs/repair.md."""
     lines = [
         "| model | N | ECE | noise floor (95th pct) | Brier | Brier MCB (share) | log loss "
         "| log-loss MCB (share) | certain and wrong |",

@@ -1,9 +1,10 @@
-"""Rewrite the output shown under each ``$ `` command of docs/tutorial.md whose real output no
-longer matches it (the check tests/test_tutorial.py makes), in the test's environment. Outputs
-that still match, ``...`` elisions included, are left as written.
+"""Rewrite the output shown under each ``$ `` command of a documentation page (docs/tutorial.md
+unless another is named) whose real output no longer matches it (the check tests/test_docs.py
+makes), in the test's environment. Outputs that still match, ``...`` elisions included, are left
+as written.
 
 Run after a change that alters what a command prints, then read the diff:
-``.venv/bin/python scripts/refresh_tutorial.py && git diff docs/tutorial.md``.
+``.venv/bin/python scripts/refresh_tutorial.py [docs/PAGE.md] && git diff docs/``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_tutorial import (  # noqa: E402
-    TUTORIAL,
+from doc_blocks import (  # noqa: E402
+    console_commands,
     output_matches,
-    parse_commands,
     scratch_folder,
     shell_command,
     terminal_env,
@@ -27,9 +27,10 @@ from test_tutorial import (  # noqa: E402
 
 
 def main() -> None:
-    text = TUTORIAL.read_text(encoding="utf-8")
+    page = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "tutorial.md"
+    text = page.read_text(encoding="utf-8")
     lines = text.splitlines()
-    commands = parse_commands(text)
+    commands = console_commands(text)
     replacements: list[tuple[int, int, list[str]]] = []
     with tempfile.TemporaryDirectory() as tmp:
         cwd = scratch_folder(Path(tmp))
@@ -51,10 +52,10 @@ def main() -> None:
             shown = len(command.expected.splitlines()) if command.expected else 0
             new = [line.rstrip() for line in done.stdout.rstrip("\n").splitlines()]
             replacements.append((first, first + shown, new))
-            print(f"tutorial.md:{command.line}: $ {command.command.splitlines()[0]}")
+            print(f"{page.name}:{command.line}: $ {command.command.splitlines()[0]}")
     for start, end, new in reversed(replacements):
         lines[start:end] = new
-    TUTORIAL.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    page.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{len(replacements)} outputs rewritten")
 
 

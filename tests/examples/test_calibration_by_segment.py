@@ -25,7 +25,7 @@ def test_the_weak_sets_and_the_repair_by_set():
     sat = next(g for g in ledger.groups if g.group == "sat_en")
     assert sat.ece_pooled > sat.ece_before > sat.ece_own
     assert np.isinf(ledger.overall.nll_before)  # stated certainties that were wrong
-    # the README's numbers
+    # the numbers of docs/segments.md
     assert (segments.n_searched, segments.n_screened, len(confirmed)) == (30, 10, 8)
     assert round(lsat.ece, 4) == 0.3298 and round(lsat.as_rest, 4) == 0.0945
     assert (round(sat.ece_pooled, 3), round(sat.ece_own, 3)) == (0.236, 0.041)

@@ -1,5 +1,5 @@
 """examples/compare_calibrators.py reads both models from examples/data (nothing outside the
-repository) and reproduces the README's uncalibrated CIFAR-100 row, recomputed here in numpy."""
+repository) and reproduces docs/repair.md's uncalibrated CIFAR-100 row, recomputed here in numpy."""
 
 from __future__ import annotations
 
@@ -57,4 +57,4 @@ def test_cifar100_uncalibrated_row_of_the_readme(models):
     )
     assert ledger.before["ECE"] == pytest.approx(ece, abs=1e-12)
     assert ledger.before["NLL"] == pytest.approx(nll, rel=1e-12)
-    assert round(ledger.after["ECE"], 4) == 0.0405  # the README's temperature row
+    assert round(ledger.after["ECE"], 4) == 0.0405  # docs/repair.md's temperature row

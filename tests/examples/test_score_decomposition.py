@@ -1,4 +1,4 @@
-"""examples/score_decomposition.py prints the README's table of CORP decompositions, and its
+"""examples/score_decomposition.py prints docs/repair.md's table of CORP decompositions, and its
 numbers agree with an isotonic fit computed here by scikit-learn."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from example_loader import load_example
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "repair.md"
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +22,8 @@ def rows(example):
     return [example.row(*model) for model in example.models()]
 
 
-def test_the_readme_shows_the_table_the_script_prints(example, rows):
-    assert example.markdown(rows) in README.read_text(encoding="utf-8")
+def test_the_page_shows_the_table_the_script_prints(example, rows):
+    assert example.markdown(rows) in PAGE.read_text(encoding="utf-8")
 
 
 def test_brier_miscalibration_against_scikit_learn_isotonic(example, rows):

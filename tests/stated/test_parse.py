@@ -108,7 +108,7 @@ def _raw_agreement() -> tuple[int, int]:
 
 
 def test_agreement_with_raw_replies() -> None:
-    """The README's 99.3%: 3,411 of 3,436 raw replies of four models read as the source read
+    """The 99.3% of docs/stated-confidence.md: 3,411 of 3,436 raw replies of four models read as the source read
     them. The 25 others: 24 SAT replies with unescaped quotes in their JSON, which calibkit calls
     malformed (the source recovered an answer), and one LSAT all-zero distribution the source
     rejected and calibkit reads as confidence 0."""

@@ -61,7 +61,7 @@ class CumulativeCalibration:
     """The cumulative gap and the measures and tests read from it.
 
     ``x`` are the distinct forecasts (increasing) and ``gap`` the cumulative gap C after each;
-    ``ks_error`` is max |C| (reached at forecast ``ks_at``) and ``kuiper_error`` the range
+    ``ks_error`` is ``max |C|`` (reached at forecast ``ks_at``) and ``kuiper_error`` the range
     max C - min C of the path from 0; ``sigma`` is the standard deviation of C at the end
     under calibration; ``ks`` and ``kuiper`` the tests. Weighted, ``n`` counts the rows of
     positive weight and ``weight`` is their total weight (None when unweighted).
@@ -217,7 +217,7 @@ def cumulative_calibration(
 
 
 def ks_calibration_error(confidence: Any, outcome: Any, *, sample_weight: Any = None) -> float:
-    """The KS calibration error (Gupta et al. 2021): max |C| of the cumulative gap (of the
+    """The KS calibration error (Gupta et al. 2021): ``max |C|`` of the cumulative gap (of the
     weighted gap with ``sample_weight``).
 
     Examples
@@ -231,7 +231,7 @@ def ks_calibration_error(confidence: Any, outcome: Any, *, sample_weight: Any = 
 
 
 def ks_test(confidence: Any, outcome: Any, *, sample_weight: Any = None) -> TestResult:
-    """The Kolmogorov-Smirnov calibration test: max |C| / sigma against the largest absolute
+    """The Kolmogorov-Smirnov calibration test: ``max |C| / sigma`` against the largest absolute
     value of a standard Brownian motion on [0, 1] (asymptotic p-value; with ``sample_weight``
     the weighted gap over its sigma from the squared weights, see the module).
 

@@ -105,35 +105,32 @@ def compare_calibration(
         ``str()`` prints the table (instrument, what it measures, BEFORE, AFTER, can the
         map move it?); ``to_dict()`` is JSON-ready.
 
-    Weights
-    -------
-    Every point estimate of the ledger (ECE, NLL, Brier, accuracy, AUC before and after, the
-    invariance check's accuracy and AUC) is the weighted measure of the held-out rows
+    Notes
+    -----
+    **Weights.** Every point estimate of the ledger (ECE, NLL, Brier, accuracy, AUC before and
+    after, the invariance check's accuracy and AUC) is the weighted measure of the held-out rows
     (:func:`calibkit.ece`, :func:`calibkit.nll`, ... with ``sample_weight=``): with integer
-    weights, the number of the same split with each row repeated w times. ``n``, ``n_fit``
-    and ``n_eval`` count rows; ``weight_fit`` and ``weight_eval`` are their total weights.
-    The noise floor keeps each row's weight (:func:`calibkit.noise_floor`), and the NLL test
-    of ``worse`` uses the weighted mean of the paired per-row differences with its standard
-    error sqrt(n / (n - 1) sum w^2 (d - mean)^2) / sum w (n the rows of positive weight; the
-    unweighted one for equal weights): neither reads whole weights as repeated rows.
+    weights, the number of the same split with each row repeated w times. ``n``, ``n_fit`` and
+    ``n_eval`` count rows; ``weight_fit`` and ``weight_eval`` are their total weights. The noise
+    floor keeps each row's weight (:func:`calibkit.noise_floor`), and the NLL test of ``worse``
+    uses the weighted mean of the paired per-row differences with its standard error
+    sqrt(n / (n - 1) sum w^2 (d - mean)^2) / sum w (n the rows of positive weight; the unweighted
+    one for equal weights): neither reads whole weights as repeated rows.
 
-    Which rows can move
-    -------------------
-    Worse beyond noise
-    ------------------
-    When the map makes the held-out ECE worse by more than the 95th percentile of the noise
-    floor after it, or the held-out NLL worse by more than 1.96 standard errors of the paired
-    per-row differences, ``ledger.worse`` says so, its notes print a WORSE line, and a
-    :class:`~calibkit.CalibkitWarning` is raised.
+    **Worse beyond noise.** When the map makes the held-out ECE worse by more than the 95th
+    percentile of the noise floor after it, or the held-out NLL worse by more than 1.96 standard
+    errors of the paired per-row differences, ``ledger.worse`` says so, its notes print a WORSE
+    line, and a :class:`~calibkit.CalibkitWarning` is raised.
 
-    ECE, NLL and Brier: any map (that is what it is for). Accuracy: never for temperature
-    scaling (z / T keeps every argmax and s / T every sign); any other map may move it (Platt's
-    intercept shifts the 0.5 crossing, vector and matrix scaling and one-vs-rest maps change
-    argmaxes). AUC of binary scores: never for temperature scaling (strictly increasing); Platt
-    and beta only if the fitted map decreases; isotonic only by tying scores (flat steps);
-    histogram binning freely. Top-label AUC of (N, C) input: any map, temperature included
-    (confidences rescale unevenly across rows). With ``folds``, each fold has its own map, so
-    the order across folds is not protected. What actually moved is in ``ledger.invariance``.
+    **Which rows can move.** ECE, NLL and Brier: any map (that is what it is for). Accuracy:
+    never for temperature scaling (z / T keeps every argmax and s / T every sign); any other map
+    may move it (Platt's intercept shifts the 0.5 crossing, vector and matrix scaling and
+    one-vs-rest maps change argmaxes). AUC of binary scores: never for temperature scaling
+    (strictly increasing); Platt and beta only if the fitted map decreases; isotonic only by
+    tying scores (flat steps); histogram binning freely. Top-label AUC of (N, C) input: any map,
+    temperature included (confidences rescale unevenly across rows). With ``folds``, each fold
+    has its own map, so the order across folds is not protected. What actually moved is in
+    ``ledger.invariance``.
 
     Examples
     --------
