@@ -129,6 +129,11 @@ def parse_commands(block: Block) -> list[Command]:
             raise ValueError(
                 f"line {start + i}: a console block must start with a '$ ' command, got {line!r}"
             )
+        if re.match(r"\$ (python3? -m )?pip ", line):
+            raise ValueError(
+                f"line {start + i}: {line[2:]!r} would install packages into the test's "
+                "environment; put <!-- not-run: it installs packages --> before the block"
+            )
         first = start + i
         parts = [line[2:]]
         while parts[-1].endswith("\\") and i + 1 < len(body):

@@ -108,7 +108,9 @@ def test_each_extra_of_the_registry_is_in_pyproject_and_installs_the_module():
     for module, extra in EXTRAS.items():
         assert extra in extras, f"pyproject has no extra {extra!r} (for {module})"
         names = {r.split(">")[0].split("=")[0].split("<")[0].strip() for r in extras[extra]}
-        assert DISTRIBUTION.get(module, module) in names, f"calibkit[{extra}] does not install {module}: {extras[extra]}"
+        assert DISTRIBUTION.get(module, module) in names, (
+            f"calibkit[{extra}] does not install {module}: {extras[extra]}"
+        )
     base = {r.split(">")[0].split("=")[0].strip() for r in project["dependencies"]}
     assert base == BASE
     assert not base & set(EXTRAS), "an optional module is a base dependency"
@@ -293,7 +295,8 @@ def test_the_install_pages_extras_table_is_pyprojects():
     rows = re.findall(r"^\| `(\w+)` \| (.+?) \|", INSTALL_PAGE.read_text(), flags=re.MULTILINE)
     table = {name: re.findall(r"`([^`]+)`", cell) for name, cell in rows}
     assert table == {name: reqs for name, reqs in extras.items() if name != "dev"}
-    assert set(table) == set(EXTRAS.values())
+    # every extra but the documentation's (whose Sphinx calibkit never imports) enables a module
+    assert set(table) - {"docs"} == set(EXTRAS.values())
 
 
 def test_the_install_pages_error_line_is_the_cli_s(monkeypatch, tmp_path):
