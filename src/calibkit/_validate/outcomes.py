@@ -123,8 +123,6 @@ def label_values(y: Any, *, where: str, name: str = "labels") -> np.ndarray:
         raise InputError(f"{where}: {name} must be an array of labels, got {type(y).__name__}.")
     elif _is_tensor(y):
         arr = _tensor_to_numpy(y, name=name, where=where)
-    elif hasattr(y, "__dlpack__"):
-        arr = dlpack_to_numpy(y, name=name, where=where)
     elif module in ("pandas", "polars", "pyarrow") and hasattr(y, "to_numpy"):
         missing = (
             np.asarray(y.isna().to_numpy())
@@ -140,6 +138,8 @@ def label_values(y: Any, *, where: str, name: str = "labels") -> np.ndarray:
         if missing is not None and missing.any():
             _missing_labels(missing, name=name, where=where)
         arr = to_arrow_numpy(y) if module == "pyarrow" else np.asarray(y.to_numpy())
+    elif hasattr(y, "__dlpack__"):  # after the dataframe libraries: pyarrow speaks DLPack too
+        arr = dlpack_to_numpy(y, name=name, where=where)
     else:
         arr = np.asarray(y)
     if arr.ndim != 1:
