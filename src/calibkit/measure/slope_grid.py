@@ -19,6 +19,7 @@ one pass over the rows: each Newton step costs O(cells), not O(rows).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -33,6 +34,7 @@ __all__ = [
     "MOMENT_CELLS",
     "MOMENT_SLOPE",
     "MOMENT_STEPS",
+    "MomentCells",
     "grid_cells",
     "grid_counts",
     "grid_moments",
@@ -178,33 +180,56 @@ def sigmoid_derivatives(eta: np.ndarray) -> np.ndarray:
     return out
 
 
-def moment_terms(
-    centre: np.ndarray, every: np.ndarray, hits: np.ndarray, a: float, b: float
-) -> np.ndarray:
+@dataclass(frozen=True)
+class MomentCells:
+    """The occupied cells of a moment histogram: their centres c, the sums of d^j over all
+    their rows and over those of outcome 1 ((cells, MOMENTS) each), and the x-weighted sums
+    sum d^j x^m (x = c + d, m = 0 .. 3) the fit's sums need, which no point changes."""
+
+    centre: np.ndarray
+    every: np.ndarray
+    hits: np.ndarray
+    x_moments: tuple[np.ndarray, ...]
+
+    @classmethod
+    def of(cls, moments: np.ndarray) -> MomentCells:
+        """The cells of a (2, MOMENT_CELLS, MOMENTS) histogram holding rows."""
+        every = moments[0] + moments[1]
+        used = every[:, 0] > 0
+        centre, every, hits = moment_centres()[used], every[used], moments[1][used]
+
+        def x_moments(m: int, terms: int) -> np.ndarray:
+            """(cells, terms): sum d^j (c + d)^m = sum_i C(m, i) c^(m - i) moment_(j + i)."""
+            out = np.zeros((centre.size, terms))
+            for i in range(m + 1):
+                out += math.comb(m, i) * centre[:, None] ** (m - i) * every[:, i : i + terms]
+            return out
+
+        # x^3 (the information's derivatives) one order less: MOMENTS holds d^(ORDER + 2)
+        xm = tuple(x_moments(m, ORDER + 1 if m < 3 else ORDER) for m in range(4))
+        return cls(centre, every, hits, xm)
+
+
+def moment_terms(cells: MomentCells, a: float, b: float) -> np.ndarray:
     """The sums of :func:`~calibkit.measure.slope_fit.slope_terms` at (a, b) over the rows of
-    moment cells: ``every`` holds each cell's sums of d^j over all its rows, ``hits`` over those
-    of outcome 1 ((cells, MOMENTS) each), ``centre`` the cells' centres.
+    moment ``cells``.
 
     With x = c + d, each sum over a cell's rows of f(a + b x) x^m is
     sum_j f^(j)(a + b c) b^j / j! sum_rows d^j (c + d)^m (Taylor in b d, j <= ORDER), and the
     inner sums expand by the binomial theorem into the cell's moments.
     """
+    centre, every, hits = cells.centre, cells.every, cells.hits
     eta = a + b * centre
     s = sigmoid_derivatives(eta)
     scale = np.array([b**j / math.factorial(j) for j in range(ORDER + 2)])
 
-    def x_moments(m: int, terms: int) -> np.ndarray:
-        """(cells, terms): sum d^j (c + d)^m = sum_i C(m, i) c^(m - i) moment_(j + i)."""
-        return sum(
-            (math.comb(m, i) * centre[:, None] ** (m - i) * every[:, i : i + terms])
-            for i in range(m + 1)
-        )
-
-    def total(derivative: int, m: int, terms: int = ORDER + 1) -> float:
+    def total(derivative: int, m: int) -> float:
         """The sum over the rows of sigma^(derivative)(a + b x) x^m: over the cells and
         j < terms of scale_j sigma^(derivative + j)(eta) sum d^j x^m."""
+        weighted = cells.x_moments[m]
+        terms = weighted.shape[1]
         k = slice(derivative, derivative + terms)
-        return float(np.sum((s[k].T * x_moments(m, terms)) @ scale[:terms]))
+        return float(np.sum((s[k].T * weighted) @ scale[:terms]))
 
     y_sum = float(hits[:, 0].sum())
     yx_sum = float((centre * hits[:, 0] + hits[:, 1]).sum())
@@ -222,19 +247,25 @@ def moment_terms(
             total(1, 2),
             # the information's derivatives move it along a last step of at most 1e-6
             # (slope_fit.ACCEPT_STEP): one order less is ample, and saves a moment
-            *(total(2, m, ORDER) for m in range(4)),
+            *(total(2, m) for m in range(4)),
         ]
     )
 
 
 def moment_evaluate(moments: np.ndarray) -> Evaluate:
     """An :data:`~calibkit.measure.slope_fit.Evaluate` on a moment histogram (from
-    :func:`grid_moments` or the kernel): the sums at each point from the occupied cells."""
-    every = moments[0] + moments[1]
-    used = every[:, 0] > 0
-    centre, every, hits = moment_centres()[used], every[used], moments[1][used]
+    :func:`grid_moments` or the kernel): the sums at each point from the occupied cells.
+
+    >>> import numpy as np
+    >>> from calibkit.measure.slope_fit import slope_terms
+    >>> x, y = np.array([-1.0, -0.2, 0.3, 1.5]), np.array([0, 1, 0, 1])
+    >>> cells = moment_evaluate(grid_moments(x, y)[0])([(0.1, 0.8)])[0]
+    >>> bool(np.allclose(cells, slope_terms(x, y, 0.1, 0.8), rtol=1e-12, atol=1e-15))
+    True
+    """
+    cells = MomentCells.of(moments)
 
     def evaluate(points: list[Point]) -> list[np.ndarray]:
-        return [moment_terms(centre, every, hits, a, b) for a, b, *_ in points]
+        return [moment_terms(cells, a, b) for a, b, *_ in points]
 
     return evaluate
