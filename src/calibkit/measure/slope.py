@@ -75,6 +75,7 @@ __all__ = [  # with the names the engines take from here (defined in slope_fit, 
     "grid_start",
     "slope_from_sums",
     "slope_of",
+    "rows_slope",
     "slope_terms",
     "split_certain",
     "terms_at",
@@ -188,7 +189,7 @@ def slope_of(
     (:func:`~calibkit.measure.slope_grid.moment_evaluate`); where a logit lies outside the
     cells, or the slope is steeper than
     :data:`~calibkit.measure.slope_grid.MOMENT_SLOPE`, the fit is finished on the rows
-    (:func:`_rows_slope`). Small inputs, and the reference, go to :func:`split_certain`,
+    (:func:`rows_slope`). Small inputs, and the reference, go to :func:`split_certain`,
     :func:`~calibkit.measure.slope_grid.grid_counts` and
     :func:`~calibkit.measure.slope_fit.slope_terms`."""
     n = int(conf.shape[0])
@@ -215,7 +216,7 @@ def slope_of(
     if sample_weight is not None:
         n, weight = int(np.count_nonzero(sample_weight > 0)), float(sample_weight.sum())
     if n_outside:
-        return _rows_slope(conf, outcome, sample_weight, level)
+        return rows_slope(conf, outcome, level=level, sample_weight=sample_weight)
     cells = moment_evaluate(moments)
     start = start_from(cells)
     # beyond MOMENT_SLOPE the expansion's remainder is not negligible: the rows finish the fit
@@ -247,13 +248,19 @@ def _rows(conf: np.ndarray, outcome: np.ndarray, w: np.ndarray | None) -> Evalua
     return weighted
 
 
-def _rows_slope(
-    conf: np.ndarray, outcome: np.ndarray, w: np.ndarray | None, level: float
+def rows_slope(
+    conf: np.ndarray,
+    outcome: np.ndarray,
+    *,
+    level: float = 0.95,
+    sample_weight: np.ndarray | None = None,
 ) -> CalibrationSlope:
-    """The fit on the rows, from the fit on the count histogram (logits beyond the moment
-    cells: the count histogram clips them, which only moves the start)."""
-    if w is not None:
-        return _weighted_slope(conf, outcome, w, level)
+    """:func:`slope_of` finished on the rows: the fit on the count histogram (which clips the
+    logits beyond +-37: that only moves the start), then Newton rounds over the rows (one
+    kernel pass each on large inputs, usually one). What ``slope_of`` does where a logit lies
+    beyond the moment cells; weighted, the numpy path."""
+    if sample_weight is not None:
+        return _weighted_slope(conf, outcome, sample_weight, level)
     n_certain, n_failed, counts = certain_and_grid(conf, outcome)
     return slope_from_sums(
         _rows(conf, outcome, None),
