@@ -515,34 +515,27 @@ def _values(keys: np.ndarray) -> np.ndarray:
     return bits.view(np.float64)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _range_sums(values, bounds):  # pragma: no cover - compiled
     """Per range values[bounds[b]:bounds[b + 1]]: the sums of v, v^2 and v(1 - v)(1 - 2v)^2,
-    each term as the binning kernel (``_numba_kernels._accumulate``) computes it, in four
-    interleaved partial sums (independent chains of additions: four times the throughput)."""
+    each term as the binning kernel (``_numba_kernels._accumulate``) computes it; the additions
+    may be reordered (``reassoc``: vectorised, five times faster), which only rounds
+    differently."""
     m = bounds.shape[0] - 1
     acc = np.zeros((m, 3))
-    part = np.zeros((3, 4))
     for b in range(m):
-        part[:] = 0.0
-        lo, hi = bounds[b], bounds[b + 1]
-        i = lo
-        while i + 4 <= hi:
-            for j in range(4):
-                x = values[i + j]
-                t = 1.0 - 2.0 * x
-                part[0, j] += x
-                part[1, j] += x * x
-                part[2, j] += x * (1.0 - x) * t * t
-            i += 4
-        for j in range(hi - i):
-            x = values[i + j]
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        for i in range(bounds[b], bounds[b + 1]):
+            x = values[i]
             t = 1.0 - 2.0 * x
-            part[0, j] += x
-            part[1, j] += x * x
-            part[2, j] += x * (1.0 - x) * t * t
-        for k in range(3):
-            acc[b, k] = (part[k, 0] + part[k, 1]) + (part[k, 2] + part[k, 3])
+            s1 += x
+            s2 += x * x
+            s3 += x * (1.0 - x) * t * t
+        acc[b, 0] = s1
+        acc[b, 1] = s2
+        acc[b, 2] = s3
     return acc
 
 
