@@ -12,7 +12,14 @@ Cases (binary forecasts p ~ U(0, 1), outcomes ~ Bernoulli(p^1.2), float64 and in
   scikit-learn's ``brier_score_loss``, ``log_loss`` and ``roc_auc_score``; and against
   calibkit's own ``ck.ece`` on the same data (the issue's "at most 10x its ECE"). The audit's
   peak extra resident memory is printed beside one copy of the scores.
+- calibration slope: ``ck.calibration_slope`` (one pass: the logit moment histogram, the fit on
+  its cells) beside the two-pass fit it replaced (the count histogram's start, then one Newton
+  round over the rows; still the path of logits beyond +-37) and scikit-learn's unpenalised
+  ``LogisticRegression`` on the logits (lbfgs, tol 1e-10); the three slopes agree (printed).
 - ECE alone: ``ck.ece`` against relplot's ``binnedECE``.
+
+The whole-audit case also times the audit with its slope fitted the previous way
+(``audit_two_pass_slope``), to show what the one-pass slope saves.
 - exact AUC: ``ck.auc`` against ``sklearn.metrics.roc_auc_score``. calibkit's value is checked
   to be the exact pair count divided once (correctly rounded, by ``fractions``) and
   scikit-learn's to lie within 4 ulps of it (its trapezoid sums round; the ulps apart are
@@ -155,6 +162,22 @@ def peer_audit(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
     }
 
 
+def audit_two_pass_slope(p: np.ndarray, y: np.ndarray) -> Any:
+    """``ck.audit`` with the calibration slope fitted as before the moment histogram: the
+    count histogram's start, then a Newton round over the rows (``rows_slope``)."""
+    from calibkit.engines import memory
+    from calibkit.measure.slope import rows_slope
+
+    one_pass = memory.slope_of
+    memory.slope_of = lambda conf, outcome, sample_weight=None: rows_slope(  # type: ignore
+        conf, outcome, sample_weight=sample_weight
+    )
+    try:
+        return ck.audit(p, y)
+    finally:
+        memory.slope_of = one_pass
+
+
 def argsort_cumsum(conf: np.ndarray, right: np.ndarray) -> np.ndarray:
     order = np.argsort(conf)
     return np.cumsum(right[order])
@@ -170,6 +193,7 @@ def case_audit(n: int, repeat: int, *, memory: bool) -> None:
     timed = interleaved(
         {
             "ck.audit": lambda: ck.audit(p, y),
+            "ck.audit, its slope fitted in two passes": lambda: audit_two_pass_slope(p, y),
             "ck.ece": lambda: ck.ece(p, y),
             "peer audit": lambda: peer_audit(p, y),
         },
@@ -177,6 +201,8 @@ def case_audit(n: int, repeat: int, *, memory: bool) -> None:
     )
     show(timed)
     a, peer = timed["ck.audit"]["result"], timed["peer audit"]["result"]
+    before = timed["ck.audit, its slope fitted in two passes"]["result"].calibration_slope
+    assert abs(a.calibration_slope.slope - before.slope) < 1e-10 * abs(before.slope)
     assert abs(a.ece - peer["ece"]) < 1e-12, (a.ece, peer["ece"])
     assert abs(a.brier - peer["brier"]) < 1e-12 and abs(a.auc - peer["auc"]) < 1e-12
     extra = ""
@@ -188,6 +214,14 @@ def case_audit(n: int, repeat: int, *, memory: bool) -> None:
             f"{extra_bytes / p.nbytes:.2f} copies of the scores"
         )
     ratio_row(case, "ck.audit", timed, "peer audit", target=">= 10x", note=extra)
+    ratio_row(
+        case,
+        "ck.audit",
+        timed,
+        "ck.audit, its slope fitted in two passes",
+        target="(none)",
+        note="the slope's previous fit: a count histogram's start, then a round over the rows",
+    )
     ours, ece = timed["ck.audit"]["median"], timed["ck.ece"]["median"]
     ROWS.append(
         {
@@ -202,6 +236,51 @@ def case_audit(n: int, repeat: int, *, memory: bool) -> None:
         }
     )
     print(f"  the audit takes {ours / ece:.1f}x the time of calibkit's ECE (target <= 10)")
+
+
+def sklearn_slope(p: np.ndarray, y: np.ndarray) -> float:
+    from sklearn.linear_model import LogisticRegression
+
+    x = (np.log(p) - np.log1p(-p))[:, None]
+    fit = LogisticRegression(penalty=None, tol=1e-10, max_iter=10_000).fit(x, y)
+    return float(fit.coef_[0, 0])
+
+
+def case_slope(n: int, repeat: int) -> None:
+    from calibkit.measure import slope as S
+
+    p, y = H.make_binary(n, seed=5, true_power=1.2)
+    p = np.clip(p, 1e-12, 1 - 1e-12)  # finite logits for scikit-learn
+    case = f"calibration slope, N = {n:.0e}"
+    print(case, flush=True)
+    timed = interleaved(
+        {
+            "ck.calibration_slope": lambda: ck.calibration_slope(p, y).slope,
+            "two passes (count histogram + a row round)": lambda: S.rows_slope(p, y).slope,
+            "sklearn LogisticRegression": lambda: sklearn_slope(p, y),
+        },
+        repeat,
+    )
+    show(timed)
+    ours = timed["ck.calibration_slope"]["result"]
+    apart = {k: abs(r["result"] - ours) / abs(ours) for k, r in timed.items()}
+    assert apart["two passes (count histogram + a row round)"] < 1e-10, apart
+    note = "; ".join(f"{k} {v:.0e} apart" for k, v in apart.items() if k != "ck.calibration_slope")
+    ratio_row(
+        case,
+        "ck.calibration_slope",
+        timed,
+        "sklearn LogisticRegression",
+        target="(none)",
+        note=note,
+    )
+    ratio_row(
+        case,
+        "ck.calibration_slope",
+        timed,
+        "two passes (count histogram + a row round)",
+        target="(none)",
+    )
 
 
 def case_ece(n: int, repeat: int, bw: H.Bandwidth) -> None:
@@ -386,7 +465,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes (1e5, 1e6; 1e4 x 100)")
     ap.add_argument("--big", action="store_true", help="also 1e8 rows (audit, ECE, DuckDB)")
     ap.add_argument("--repeat", type=int, default=5, help="interleaved rounds per case")
-    ap.add_argument("--only", default="", help="comma-separated cases: audit,ece,auc,rc,t,duckdb")
+    ap.add_argument(
+        "--only", default="", help="comma-separated cases: audit,slope,ece,auc,rc,t,duckdb"
+    )
     ap.add_argument("--out", default=str(HERE / "results" / "bench_audit.json"))
     a = ap.parse_args(argv)
     if H.IMPORT_ERRORS:
@@ -410,6 +491,8 @@ def main(argv: list[str] | None = None) -> None:
     if wanted("audit"):
         for n in sizes + ([big] if big else []):
             case_audit(n, a.repeat if n < 10**8 else max(1, a.repeat // 2), memory=n >= 10**7)
+    if wanted("slope"):
+        case_slope(sizes[-1], a.repeat)
     if wanted("ece"):
         for n in [sizes[-1]] + ([big] if big else []):
             case_ece(n, a.repeat, bw)

@@ -515,6 +515,52 @@ def _values(keys: np.ndarray) -> np.ndarray:
     return bits.view(np.float64)
 
 
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _range_sums(values, bounds):  # pragma: no cover - compiled
+    """Per range values[bounds[b]:bounds[b + 1]]: the sums of v, v^2 and v(1 - v)(1 - 2v)^2,
+    each term as the binning kernel (``_numba_kernels._accumulate``) computes it; the additions
+    may be reordered (``reassoc``: vectorised, five times faster), which only rounds
+    differently."""
+    m = bounds.shape[0] - 1
+    acc = np.zeros((m, 3))
+    for b in range(m):
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        for i in range(bounds[b], bounds[b + 1]):
+            x = values[i]
+            t = 1.0 - 2.0 * x
+            s1 += x
+            s2 += x * x
+            s3 += x * (1.0 - x) * t * t
+        acc[b, 0] = s1
+        acc[b, 1] = s2
+        acc[b, 2] = s3
+    return acc
+
+
+def bin_sums(kneg, kpos, edges, right):
+    """Per-bin count and the sums of ``_kernels.SUM_FIELDS`` of the sorted classes of values in
+    [0, 1] (whose keys are their bits) over ``edges``, as ``_numba_kernels.bin_sums``: a value
+    lies in the bin of the number of inner edges below it (at or below it, ``right`` False), so
+    each class's bins are runs of its sorted keys, cut by binary search and summed in order."""
+    side = "right" if right else "left"
+    inner = np.asarray(edges, dtype=np.float64)[1:-1]
+    parts = []
+    for keys in (kneg, kpos):
+        values = keys.view(np.float64)
+        bounds = np.concatenate(([0], np.searchsorted(values, inner, side=side), [values.size]))
+        parts.append((np.diff(bounds), bounds.astype(np.int64), values))
+    sums = list(thread_pool().map(lambda part: _range_sums(part[2], part[1]), parts))
+    (cneg, _, _), (cpos, _, _) = parts
+    neg, pos = sums
+    count = (cneg + cpos).astype(np.int64)
+    return count, np.stack(
+        [neg[:, 0] + pos[:, 0], cpos.astype(np.float64), neg[:, 1] + pos[:, 1], pos[:, 0]]
+        + [neg[:, 2] + pos[:, 2]]
+    )
+
+
 def select(kneg, kpos, ranks):
     """The values of the sorted 0-based ``ranks`` among the two sorted classes."""
     out = np.empty(len(ranks))

@@ -3,8 +3,9 @@ numba).
 
 Each reads the forecasts and outcomes once, in row blocks on threads, computes each logit in
 the loop (no array of logits, no float copy of the outcomes) and accumulates in float64. The
-numpy code in ``calibkit.measure.slope`` (``split_certain``, ``grid_counts``, ``slope_terms``)
-is the reference these kernels are tested against.
+numpy code in ``calibkit.measure`` (``slope.split_certain``, ``slope_grid.grid_counts``,
+``slope_grid.grid_moments``, ``slope_fit.slope_terms``) is the reference these kernels are
+tested against.
 """
 
 from __future__ import annotations
@@ -34,6 +35,43 @@ def _grid(conf, outcome, steps, span, cells, lo, hi):  # pragma: no cover - comp
         cell = int(np.rint((min(max(x, -span), span) + span) * steps))
         hist[1 if hit else 0, cell] += 1
     return hist, certain, failed
+
+
+@numba.njit(cache=True, nogil=True)
+def _moments(conf, outcome, weight, steps, span, cells, moments, lo, hi):  # pragma: no cover
+    """Rows lo..hi (of positive ``weight``, when it is not empty): per outcome and cell of the
+    logit, the sums of w d^j (j < ``moments``), d the logit's distance from the cell's centre;
+    the number of forecasts of exactly 0 or 1, of those that failed, and of logits outside
+    [-span, span] (in no cell)."""
+    hist = np.zeros((2, cells, moments))
+    weighted = weight.shape[0] > 0
+    certain = 0
+    failed = 0
+    outside = 0
+    for i in range(lo, hi):
+        w = 1.0
+        if weighted:
+            w = np.float64(weight[i])
+            if not w > 0.0:
+                continue
+        p = np.float64(conf[i])
+        hit = outcome[i] != 0
+        if p <= 0.0 or p >= 1.0:
+            certain += 1
+            if (p >= 1.0) != hit:
+                failed += 1
+            continue
+        x = np.log(p / (1.0 - p))
+        if not (x >= -span and x <= span):
+            outside += 1
+            continue
+        cell = int(np.rint((x + span) * steps))
+        d = x - (cell / steps - span)
+        o = 1 if hit else 0
+        for j in range(moments):
+            hist[o, cell, j] += w
+            w *= d
+    return hist, certain, failed, outside
 
 
 @numba.njit(cache=True, nogil=True)
@@ -104,6 +142,29 @@ def grid(conf, outcome, steps, span, cells):
     for more, _, _ in parts[1:]:
         hist += more
     return sum(p[1] for p in parts), sum(p[2] for p in parts), hist
+
+
+def moments(conf, outcome, weight, steps, span, cells, n_moments):
+    """(n_certain, n_failed, n_outside, (2, cells, n_moments) sums), as ``split_certain`` and
+    ``measure.slope_grid.grid_moments`` (``weight`` None: every row weighs 1)."""
+    conf, outcome = _prepared(conf, outcome)
+    weight = np.empty(0) if weight is None else np.ascontiguousarray(weight)
+    parts = map_blocks(
+        _moments,
+        conf.shape[0],
+        conf,
+        outcome,
+        weight,
+        float(steps),
+        float(span),
+        int(cells),
+        int(n_moments),
+        accumulator=2 * int(cells) * int(n_moments) * 8,
+    )
+    hist = parts[0][0]
+    for more, *_ in parts[1:]:
+        hist += more
+    return (*(sum(p[k] for p in parts) for k in (1, 2, 3)), hist)
 
 
 def terms(conf, outcome, points):

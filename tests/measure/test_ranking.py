@@ -158,3 +158,66 @@ def test_the_audit_auc_and_deciles_are_the_same_on_both_paths(monkeypatch) -> No
         2.0 * np.count_nonzero(y) * np.count_nonzero(y == 0)
     )
     assert out["numpy"][1][1:-1] == np.quantile(p, np.arange(1, 10) / 10).tolist()
+
+
+@pytest.mark.parametrize("closed", ["right", "left"])
+@pytest.mark.parametrize(
+    "edges",
+    [np.linspace(0, 1, 16), np.array([0.0, 0.2, 0.2, 0.5, 1.0]), "deciles"],
+    ids=["uniform", "a repeated edge", "deciles"],
+)
+def test_bins_read_off_the_order_equal_the_binning_pass(monkeypatch, closed, edges) -> None:
+    """Each bin a run of each class's sorted scores: the counts of the binning kernel exactly
+    (values on the edges, both sides closed), its sums to rounding."""
+    pytest.importorskip("numba")
+    from calibkit import _kernels
+
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    rng = np.random.default_rng(11)
+    p = np.round(rng.random(300_001), 3)  # ties, many of them on the edges
+    p[:5] = [0.0, 1.0, 0.2, 0.5, -0.0]
+    y = (rng.random(p.size) < p).astype(np.int8)
+    if isinstance(edges, str):
+        edges = np.quantile(p, np.linspace(0, 1, 11))
+    count, sums = Ranking(p, y == 1).bin_sums(edges, closed)
+    want_count, want_sums = _kernels.bin_sums(p, y, edges, closed, validate=None)
+    assert count.tolist() == want_count.tolist()
+    np.testing.assert_allclose(sums, want_sums, rtol=1e-12, atol=1e-12)
+    assert sums[1].tolist() == want_sums[1].tolist()  # the events per bin: counts
+
+
+def test_bins_off_the_order_only_where_it_holds_them(monkeypatch) -> None:
+    p = np.array([0.1, 0.4, 0.4, 0.8])
+    y = np.array([False, False, True, True])
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numpy")
+    assert Ranking(p, y).bin_sums(np.array([0.0, 0.5, 1.0]), "right") is None
+    pytest.importorskip("numba")
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    assert Ranking(p, y, sample_weight=np.ones(4)).bin_sums(np.array([0, 1.0]), "right") is None
+    assert Ranking(p - 0.2, y).bin_sums(np.array([0, 1.0]), "right") is None  # below 0
+    count, sums = Ranking(p, y).bin_sums(np.array([0.0, 0.4, 1.0]), "right")
+    assert count.tolist() == [3, 1] and sums[1].tolist() == [1.0, 1.0]  # 0.4 closes bin 1
+    assert sums[0].tolist() == pytest.approx([0.9, 0.8])
+
+
+def test_the_audit_bins_are_those_of_the_binning_pass(monkeypatch) -> None:
+    """The memory engine takes its table and deciles off the ranking's order on the numba
+    path: the same as a binning pass each."""
+    pytest.importorskip("numba")
+    from calibkit.engines.memory import Binning, summarize
+    from calibkit.forecasts import prepare
+    from calibkit.measure.bins import BinStats
+
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    rng = np.random.default_rng(12)
+    p = np.round(rng.random(300_000), 4)
+    y = (rng.random(p.size) < p**1.2).astype(np.int8)
+    f = prepare(p, y, from_logits=False, where="test")
+    s = summarize(f, Binning(n_bins=15))
+    for got in (s.stats, s.deciles):
+        want = BinStats.of_checked(p, y, edges=got.edges, closed=got.closed)
+        assert got.count.tolist() == want.count.tolist()
+        for field in ("sum_conf", "sum_outcome", "sum_conf_sq", "sum_conf_outcome"):
+            np.testing.assert_allclose(getattr(got, field), getattr(want, field), rtol=1e-12)
+        np.testing.assert_allclose(got.sum_var_weight, want.sum_var_weight, rtol=1e-11)
+    assert ck.audit(p, y).ece == pytest.approx(ck.ece(p, y), rel=1e-12)

@@ -76,19 +76,35 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
     )
     counted = f.outcome if w is None else f.outcome[w > 0]
     auc = None if counted.all() or not counted.any() else ranking.auc()
+    closed = {k: c.closed for k, c in wanted.items()}
+    # the bins of the confidence read off the ranking's order, where it holds one
+    known: dict[str, BinStats] = {}
+    for name, need in wanted.items():
+        sums = ranking.bin_sums(edges[name].values, closed[name]) if need.column == "c" else None
+        if sums is not None:
+            known[name] = BinStats(edges[name].values, closed[name], sums[0], *sums[1])
     return replace(
-        chunk_summary(f, edges, closed={k: c.closed for k, c in wanted.items()}),
+        chunk_summary(f, edges, closed=closed, known=known),
         auc=auc,
         slope=slope_of(f.conf, f.outcome, sample_weight=w),
         pooled=pool_ties(f.conf, f.outcome, sample_weight=w) if f.conf.size <= MAX_ROWS else None,
     )
 
 
-def chunk_summary(f: Prepared, edges: dict[str, Edges], *, closed: dict[str, str]) -> Summary:
-    """The summary of one batch over given edges, without the AUC (every other field adds)."""
+def chunk_summary(
+    f: Prepared,
+    edges: dict[str, Edges],
+    *,
+    closed: dict[str, str],
+    known: dict[str, BinStats] | None = None,
+) -> Summary:
+    """The summary of one batch over given edges, without the AUC (every other field adds);
+    the bin statistics in ``known`` are taken as they are (one pass fewer each)."""
     cols = columns_of(f)
 
     def stats(name: str, column: str) -> BinStats:
+        if known and name in known:
+            return known[name]
         values, outcome = cols[column]
         return BinStats.of_checked(
             values, outcome, edges=edges[name].values, closed=closed[name], sample_weight=f.weight

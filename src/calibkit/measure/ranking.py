@@ -171,6 +171,20 @@ class Ranking:
         twice_u, n_pos, n_neg = self.pair_counts()
         return twice_u / (2.0 * n_pos * n_neg)
 
+    def bin_sums(self, edges: np.ndarray, closed: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per-bin count and the sums of :data:`~calibkit._kernels.SUM_FIELDS` of scores in
+        [0, 1] with 0/1 outcomes ``positive``, as :func:`calibkit._kernels.bin_sums` gives
+        them, read off the order the numba path holds (each bin a run of each class's sorted
+        scores: no pass over the rows); None on the numpy path, with weights, or for scores
+        below 0."""
+        if not self._fast or self.sample_weight is not None:
+            return None
+        kneg, kpos, _ = self._sorted()
+        if (kneg.size and kneg[0] < 0) or (kpos.size and kpos[0] < 0):
+            return None
+        count, sums = _kernels.numba_ranking().bin_sums(kneg, kpos, edges, closed == "right")
+        return count, sums
+
     def order_statistics(self, ranks: np.ndarray) -> np.ndarray:
         """The scores (float64) at the sorted 0-based ``ranks``, as ``np.partition``."""
         if not self._fast:
