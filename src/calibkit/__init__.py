@@ -162,6 +162,7 @@ __all__ = [
     "CoverageAtRisk",
     "CumulativeCalibration",
     "Forecast",
+    "GapSequence",
     "GroupCalibrationLedger",
     "GroupCalibrator",
     "GroupedAudit",
@@ -186,6 +187,8 @@ __all__ = [
     "ScoreDecomposition",
     "SegmentSearch",
     "SelectivePrediction",
+    "SequentialMonitor",
+    "SequentialStatus",
     "SmoothECE",
     "StatedAudit",
     "TemperatureScaling",
@@ -282,6 +285,10 @@ def __getattr__(name: str) -> Any:
         from . import monitoring
 
         return getattr(monitoring, name)
+    if name in ("GapSequence", "SequentialMonitor", "SequentialStatus"):
+        from . import sequential
+
+        return getattr(sequential, name)
     if name in ("SegmentSearch", "find_miscalibrated_segments"):
         from . import segments
 
