@@ -54,7 +54,9 @@ def test_capital_of_three_rows_by_hand():
     # a sequence split into batches is the same sequence
     split = ck.SequentialMonitor(n_bins=None, grid=21)
     split.update(conf[:1], outcome[:1])
-    assert split.update(conf[1:], outcome[1:]).overall == status.overall
+    again = split.update(conf[1:], outcome[1:]).overall
+    assert again.evidence == pytest.approx(status.overall.evidence, rel=1e-12)
+    assert (again.low, again.high, again.n) == (status.overall.low, status.overall.high, 3)
 
 
 def _mixture_half_width(t, rho, alpha):
@@ -247,3 +249,23 @@ def test_bad_batches_are_refused(conf, outcome, match):
 def test_bad_settings_are_refused(kwargs, match):
     with pytest.raises(ck.InputError, match=match):
         ck.SequentialMonitor(**kwargs)
+
+
+def test_the_numba_capital_kernel_matches_the_numpy_reference(monkeypatch):
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(4)
+    batches = [rng.uniform(0.5, 1, n) for n in (3, 300, 700)]
+    statuses = {}
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("CALIBKIT_KERNEL", mode)
+        mon = ck.SequentialMonitor(n_bins=4, grid=101)
+        for i, conf in enumerate(batches):
+            status = mon.update(conf, np.random.default_rng(i).random(conf.size) < conf - 0.02)
+        statuses[mode] = status
+    for a, b in zip(
+        (statuses["numpy"].overall, *statuses["numpy"].bins),
+        (statuses["numba"].overall, *statuses["numba"].bins),
+        strict=True,
+    ):
+        assert a.evidence == pytest.approx(b.evidence, rel=1e-10)
+        assert (a.low, a.high, a.n, a.alarm) == (b.low, b.high, b.n, b.alarm)

@@ -84,6 +84,16 @@ def numba_slope() -> ModuleType:
     return _numba_slope
 
 
+@cache
+def numba_capital() -> ModuleType:
+    """The betting confidence sequence's kernel (``_numba_capital``), once :func:`use_numba`
+    said yes."""
+    _numba()
+    from . import _numba_capital
+
+    return _numba_capital
+
+
 def use_numba(n_elements: int) -> bool:
     """Whether the numba kernel should handle an input of this many elements.
 

@@ -1,39 +1,5 @@
-"""Anytime-valid calibration monitoring as labels arrive: confidence sequences for the gap
-``mean(outcome - confidence)``, in the large and per bin, that may be checked after every batch.
-
-A *confidence sequence* at level ``1 - a`` is a sequence of intervals ``C_1, C_2, ...`` with
-``P(the truth lies outside some C_t) <= a``: valid at all times simultaneously, so looking after
-every batch, and stopping at any time, costs nothing (Robbins 1970; Howard et al. 2021). The
-null it covers is that every row's conditional gap ``E[outcome - confidence | confidence,
-past rows]`` equals one constant ``m``; under calibration ``m = 0`` whatever the confidences do
-over time, so the alarm "0 has left a confidence sequence" fires with probability at most
-``1 - level`` over the whole (unbounded) run when the forecasts stay calibrated.
-
-Two constructions, both exact to their definitions:
-
-``"betting"``
-    The hedged capital process of Waudby-Smith and Ramdas (2023, JRSSB, "Estimating means of
-    bounded random variables by betting"), Theorem 3 with the predictable plug-in bets of their
-    eq. (26)-(27) (``c = 1/2``, ``theta = 1/2``). Each gap ``z`` in ``[lo, hi]`` is mapped to
-    ``x = (z - lo) / (hi - lo)`` in [0, 1]; for a candidate mean ``m`` the two capitals are
-    ``K+(m) = prod(1 + min(lam_i, c/m) (x_i - m))`` and ``K-(m) = prod(1 - min(lam_i, c/(1-m))
-    (x_i - m))``, and ``m`` is excluded once ``max(theta K+(m), (1-theta) K-(m)) >= 1/a``.
-    The capitals are kept on a grid of candidate gaps (``grid`` points in [-1, 1], 0 among
-    them); ``K+`` falls and ``K-`` rises with ``m``, so the set is an interval and the reported
-    ends are the first excluded grid points around it (rounded outward). Adapts to the variance.
-``"mixture"``
-    The two-sided normal-mixture boundary (Robbins 1970; Howard et al. 2021, "Time-uniform,
-    nonparametric, nonasymptotic confidence sequences", Section 3.2): a gap in ``[lo, hi]`` is
-    sub-Gaussian with variance proxy ``s2 = ((hi - lo) / 2)^2`` (Hoeffding), the intrinsic time
-    is ``V = s2 t``, and ``|sum(z_i - m)| < sqrt((V + rho) log((V + rho) / (rho a^2)))`` holds
-    at all times with probability ``1 - a``. ``rho`` makes the boundary tightest at ``horizon``
-    rows. Closed form, order-free, conservative when the variance is small.
-
-Per-bin sequences use the bin's own gap range ``[-b, 1 - a']`` for a bin of confidences
-``[a', b]``, and a union bound: with bins, the in-the-large sequence gets half of the error
-``1 - level`` and each of the ``n_bins`` bins an equal share of the other half, so the alarm
-(any sequence excluding 0) keeps ``1 - level`` in all.
-"""
+"""The monitor: one confidence sequence of the gap of all rows and one per bin, checked after
+every batch, and the frozen results it reports."""
 
 from __future__ import annotations
 
@@ -43,110 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernels
-from . import _validate as v
-from .measure.bins import CLOSED, resolve_edges
-from .measure.change import per_test_level
+from .. import _kernels
+from .. import _validate as v
+from ..measure.bins import CLOSED, resolve_edges
+from ..measure.change import per_test_level
+from .sequences import Betting, Mixture
 
-__all__ = ["GapSequence", "SequentialMonitor", "SequentialStatus"]
+__all__ = ["METHODS", "GapSequence", "SequentialMonitor", "SequentialStatus"]
 
 METHODS = ("betting", "mixture")
-#: The bet cap ``c`` and the hedge weight ``theta`` of Waudby-Smith and Ramdas (2023).
-BET_CAP = 0.5
-HEDGE = 0.5
-#: Rows of one block of the (rows x grid) betting update (bounds its memory).
-BLOCK_ROWS = 2048
-
-
-class _Betting:
-    """The hedged capital process on a grid of candidate gaps for gaps in ``[lo, hi]``."""
-
-    def __init__(self, lo: float, hi: float, alpha: float, grid: np.ndarray) -> None:
-        self.lo, self.hi, self.alpha = lo, hi, alpha
-        self.gaps = grid[(grid >= lo) & (grid <= hi)]
-        self.zero = int(np.flatnonzero(self.gaps == 0.0)[0])
-        self.m = (self.gaps - lo) / (hi - lo)  # candidate means of x in [0, 1]
-        with np.errstate(divide="ignore"):
-            self.cap_up = BET_CAP / self.m
-            self.cap_down = BET_CAP / (1.0 - self.m)
-        self.log_up = np.zeros_like(self.m)
-        self.log_down = np.zeros_like(self.m)
-        self.t, self.sum_x, self.sum_sq, self.var = 0, 0.0, 0.0, 0.25
-        self.sum_z = 0.0
-
-    def add(self, z: np.ndarray) -> None:
-        self.sum_z += float(z.sum())
-        x = (z - self.lo) / (self.hi - self.lo)
-        for start in range(0, x.size, BLOCK_ROWS):
-            self._add_block(x[start : start + BLOCK_ROWS])
-
-    def _add_block(self, x: np.ndarray) -> None:
-        t = self.t + np.arange(1, x.size + 1, dtype=np.float64)
-        mean = (0.5 + self.sum_x + np.cumsum(x)) / (t + 1.0)
-        sq = self.sum_sq + np.cumsum((x - mean) ** 2)
-        var = (0.25 + sq) / (t + 1.0)
-        var_before = np.concatenate(([self.var], var[:-1]))
-        lam = np.sqrt(2.0 * math.log(2.0 / self.alpha) / (var_before * t * np.log1p(t)))
-        lam = np.minimum(lam, BET_CAP)[:, None]
-        dev = x[:, None] - self.m[None, :]
-        self.log_up += np.log1p(np.minimum(lam, self.cap_up) * dev).sum(axis=0)
-        self.log_down += np.log1p(-np.minimum(lam, self.cap_down) * dev).sum(axis=0)
-        self.t += x.size
-        self.sum_x += float(x.sum())
-        self.sum_sq = float(sq[-1])
-        self.var = float(var[-1])
-
-    def log_capital(self) -> float:
-        """Log of the hedged capital against a gap of 0."""
-        i = self.zero
-        return max(math.log(HEDGE) + self.log_up[i], math.log(1 - HEDGE) + self.log_down[i])
-
-    def interval(self) -> tuple[float, float]:
-        bound = math.log(1.0 / self.alpha)
-        up_ok = math.log(HEDGE) + self.log_up < bound  # False, then True as m grows
-        down_ok = math.log(1 - HEDGE) + self.log_down < bound  # True, then False
-        g = self.gaps
-        p = int(np.argmax(up_ok)) if up_ok.any() else g.size
-        q = g.size - 1 - int(np.argmax(down_ok[::-1])) if down_ok.any() else -1
-        low = float(g[p - 1]) if p >= 1 else self.lo
-        high = float(g[q + 1]) if q + 1 < g.size else self.hi
-        return low, high
-
-
-def _mixture_ratio(alpha: float) -> float:
-    """``r = V / rho`` at which the two-sided normal-mixture boundary is tightest: the root of
-    ``r = 2 log(1/a) + log(1 + r)`` (setting the derivative in ``rho`` to zero)."""
-    r = 2.0 * math.log(1.0 / alpha)
-    for _ in range(50):
-        r = 2.0 * math.log(1.0 / alpha) + math.log1p(r)
-    return r
-
-
-class _Mixture:
-    """The normal-mixture confidence sequence for gaps in ``[lo, hi]``."""
-
-    def __init__(self, lo: float, hi: float, alpha: float, horizon: float) -> None:
-        self.lo, self.hi, self.alpha = lo, hi, alpha
-        self.s2 = ((hi - lo) / 2.0) ** 2
-        self.rho = self.s2 * horizon / _mixture_ratio(alpha)
-        self.t, self.sum_z = 0, 0.0
-
-    def add(self, z: np.ndarray) -> None:
-        self.t += z.size
-        self.sum_z += float(z.sum())
-
-    def log_capital(self) -> float:
-        """Log of the mixture martingale against a gap of 0."""
-        vr = self.s2 * self.t + self.rho
-        return 0.5 * math.log(self.rho / vr) + self.sum_z**2 / (2.0 * vr)
-
-    def interval(self) -> tuple[float, float]:
-        if self.t == 0:
-            return self.lo, self.hi
-        vr = self.s2 * self.t + self.rho
-        half = math.sqrt(vr * math.log(vr / (self.rho * self.alpha**2))) / self.t
-        mean = self.sum_z / self.t
-        return max(mean - half, self.lo), min(mean + half, self.hi)
 
 
 def _exp(log_value: float) -> float:
@@ -307,10 +178,10 @@ class SequentialMonitor:
         half = (grid - 1) // 2
         gaps = (np.arange(grid, dtype=np.float64) - half) / half  # symmetric, 0 exactly
 
-        def make(lo: float, hi: float, lvl: float, rows: float) -> _Betting | _Mixture:
+        def make(lo: float, hi: float, lvl: float, rows: float) -> Betting | Mixture:
             if self.method == "betting":
-                return _Betting(lo, hi, 1.0 - lvl, gaps)
-            return _Mixture(lo, hi, 1.0 - lvl, rows)
+                return Betting(lo, hi, 1.0 - lvl, gaps)
+            return Mixture(lo, hi, 1.0 - lvl, rows)
 
         self._overall = make(-1.0, 1.0, self.overall_level, horizon)
         self._bins = [
