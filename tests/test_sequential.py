@@ -87,6 +87,22 @@ def test_mixture_with_zero_gaps_is_the_robbins_boundary_and_shrinks():
     assert not mon.alarm
 
 
+def test_mixture_evidence_is_the_mixture_martingale_by_hand():
+    # gaps 0.2, -0.6, 0.1, 0.3: S = 0, then the martingale sqrt(rho / (t + rho)) exp(S^2 / ...)
+    mon = ck.SequentialMonitor(n_bins=None, method="mixture", horizon=50)
+    mon.update([0.8, 0.6, 0.9], [1, 0, 1])
+    mon.update([0.7], [1])
+    alpha, r = 0.05, 2 * math.log(20)
+    for _ in range(100):
+        r = 2 * math.log(20) + math.log(1 + r)
+    rho, s = 50 / r, 0.2 - 0.6 + 0.1 + 0.3
+    expected = math.sqrt(rho / (4 + rho)) * math.exp(s**2 / (2 * (4 + rho)))
+    assert mon.status.overall.evidence == pytest.approx(expected, rel=1e-12)
+    assert mon.status.overall.gap == pytest.approx(s / 4)
+    half = _mixture_half_width(4, rho, alpha)
+    assert mon.interval == pytest.approx((max(s / 4 - half, -1), min(s / 4 + half, 1)))
+
+
 def test_betting_with_zero_gaps_is_symmetric_and_shrinks():
     mon = ck.SequentialMonitor(n_bins=None, method="betting")
     widths = []
@@ -111,13 +127,15 @@ def test_alarm_does_not_depend_on_the_grid():
     assert coarse.alarm_at == fine.alarm_at and coarse.alarm_by == fine.alarm_by
 
 
-def _false_alarm_rate(method, runs, batches, rows, seed):
+def _false_alarm_rate(method, runs, batches, rows, seed, drift=False):
     rng = np.random.default_rng(seed)
     alarms = 0
     for _ in range(runs):
         mon = ck.SequentialMonitor(method=method, grid=21)
-        for _ in range(batches):
-            conf = rng.uniform(0.5, 1, rows)
+        for batch in range(batches):
+            # with drift the confidences move from (0.5, 0.7) to (0.8, 1.0), still calibrated
+            low = 0.5 + 0.3 * batch / (batches - 1) if drift else 0.5
+            conf = rng.uniform(low, low + 0.2 if drift else 1.0, rows)
             mon.update(conf, rng.random(rows) < conf)
             if mon.alarm:
                 alarms += 1
@@ -125,9 +143,10 @@ def _false_alarm_rate(method, runs, batches, rows, seed):
     return alarms / runs
 
 
+@pytest.mark.parametrize("drift", [False, True])
 @pytest.mark.parametrize("method", ["betting", "mixture"])
-def test_false_alarms_checked_after_every_batch_stay_at_the_level(method):
-    rate = _false_alarm_rate(method, runs=200, batches=30, rows=100, seed=11)
+def test_false_alarms_checked_after_every_batch_stay_at_the_level(method, drift):
+    rate = _false_alarm_rate(method, runs=200, batches=30, rows=100, seed=11, drift=drift)
     assert rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 200)
 
 
