@@ -190,8 +190,8 @@ class SequentialMonitor:
             for b in range(k)
         ]  # fmt: skip
         self.batches, self.n = 0, 0
-        self.alarm_at: tuple[int, int] | None = None
-        self.alarm_by: str | None = None
+        self._alarm_at: tuple[int, int] | None = None
+        self._alarm_by: str | None = None
         self._alarmed = [False] * (k + 1)
         self._status = self._snapshot()
 
@@ -213,9 +213,9 @@ class SequentialMonitor:
             limit = math.log(1.0 / seq.alpha)
             if not self._alarmed[i] and seq.log_capital() >= limit:
                 self._alarmed[i] = True
-                if self.alarm_at is None:
-                    self.alarm_at = (self.batches, self.n)
-                    self.alarm_by = "all" if i == 0 else self._bin_name(i - 1)
+                if self._alarm_at is None:
+                    self._alarm_at = (self.batches, self.n)
+                    self._alarm_by = "all" if i == 0 else self._bin_name(i - 1)
         self._status = self._snapshot()
         return self._status
 
@@ -245,8 +245,8 @@ class SequentialMonitor:
             n=self.n,
             overall=self._sequence(0),
             bins=tuple(self._sequence(i + 1) for i in range(len(self._bins))),
-            alarm_at=self.alarm_at,
-            alarm_by=self.alarm_by,
+            alarm_at=self._alarm_at,
+            alarm_by=self._alarm_by,
             closed=self.closed,
         )
 
@@ -258,7 +258,17 @@ class SequentialMonitor:
     @property
     def alarm(self) -> bool:
         """Whether 0 (calibrated) has left any sequence at some batch (it stays True)."""
-        return self.alarm_at is not None
+        return self._alarm_at is not None
+
+    @property
+    def alarm_at(self) -> tuple[int, int] | None:
+        """(batch, rows seen) at the first alarm, batches counted from 1; None before."""
+        return self._alarm_at
+
+    @property
+    def alarm_by(self) -> str | None:
+        """The sequence that alarmed first: ``"all"`` or a bin such as ``"(0.9, 1]"``."""
+        return self._alarm_by
 
     @property
     def interval(self) -> tuple[float, float]:
