@@ -42,7 +42,7 @@ LAYERS = [
     {"audit"},
     {"held_out", "stated_run", "meter"},  # audits of what lower layers produce (a ledger, a run)
     {"record"},
-    {"monitoring", "segments", "torch"},
+    {"monitoring", "segments", "torch", "estimate"},
     {"report"},
     {"sklearn"},  # the scikit-learn meta-estimator, scorers and display (optional extra)
     {"cli", "__main__", "__init__"},
