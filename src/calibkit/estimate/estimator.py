@@ -20,11 +20,14 @@ __all__ = ["ESTIMANDS", "PerformanceEstimator", "estimate_performance"]
 
 ESTIMANDS = ("rows", "population")
 
-_ROWS = (
-    "percentile bootstrap: reference rows resampled and the method refitted; the target rows' "
-    "outcomes drawn from the refitted per-row probabilities (CBPE), or their mean drawn normal "
-    "with the reference's residual variance (ATC, DoC)"
-)
+_ROWS = {
+    "cbpe": "percentile bootstrap: reference rows resampled and the calibrator refitted, the "
+    "target rows' outcomes drawn from the refitted probabilities",
+    "atc": "percentile bootstrap: reference rows resampled and the threshold refitted, the "
+    "target's mean outcome drawn normal with the reference's residual variance",
+    "doc": "percentile bootstrap: reference rows resampled and the offset refitted, the "
+    "target's mean outcome drawn normal with the reference's residual variance",
+}
 _POPULATION = "percentile bootstrap: reference rows resampled and refitted, target rows resampled"
 
 Values = dict[str, float | None]
@@ -197,7 +200,7 @@ class PerformanceEstimator:
             for name, value in values.items():
                 if value is not None:
                     draws[name].append(value)
-        method = _ROWS if estimand == "rows" else _POPULATION
+        method = _ROWS[self.method] if estimand == "rows" else _POPULATION
         seed_value = int(seed) if isinstance(seed, (int, np.integer)) else None
         intervals = _intervals(point, draws, level=level, seed=seed_value, method=method)
         accuracy = cast(BootstrapInterval, intervals.pop("accuracy"))  # defined on any rows

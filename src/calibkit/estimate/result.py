@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,7 +85,8 @@ class PerformanceEstimate:
             lines.append(
                 f"  {label:36} {value.estimate:9.4f} {value.low:10.4f} to {value.high:.4f}"
             )
-        lines.append(f"  interval: {any_interval.method} ({any_interval.n_boot} resamples)")
+        how = f"interval: {any_interval.method} ({any_interval.n_boot} resamples)"
+        lines.extend(textwrap.wrap(how, 96, initial_indent="  ", subsequent_indent="    "))
         if self.threshold is not None:
             lines.append(f"  acting when the top-label confidence >= {self.threshold:g}")
         if self.trust:
