@@ -131,7 +131,7 @@ class PerformanceEstimator:
         self.reference_ = ref
         self.labels_ = labels
         right = labels if ref.probs is None else labels == ref.predicted
-        self._right = right.astype(np.float64)
+        self.reference_right_ = right.astype(np.float64)
         self.reference_accuracy_ = float(np.mean(right))
         return self
 
@@ -195,7 +195,7 @@ class PerformanceEstimator:
             if estimand == "population":
                 values = _values(refit, tgt.rows(rng.integers(0, tgt.n, tgt.n)), policy)
             else:
-                right = self._right[index]
+                right = self.reference_right_[index]
                 values = _drawn(refit, tgt, policy, rng, reference=(resampled, right))
             for name, value in values.items():
                 if value is not None:
