@@ -90,7 +90,9 @@ class PerformanceEstimate:
         if self.threshold is not None:
             lines.append(f"  acting when the top-label confidence >= {self.threshold:g}")
         if self.trust:
-            lines.extend(f"  do not trust: {note}" for note in self.trust)
+            for note in self.trust:
+                wrapped = textwrap.wrap(f"do not trust: {note}", 96)
+                lines.extend(["  " + wrapped[0], *("    " + rest for rest in wrapped[1:])])
         else:
             lines.append("  trust: no rule fired (see PerformanceEstimator, Notes)")
         return "\n".join(lines)
