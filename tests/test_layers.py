@@ -43,7 +43,7 @@ LAYERS = [
     {"audit"},
     {"held_out", "stated_run", "meter"},  # audits of what lower layers produce (a ledger, a run)
     {"record"},
-    {"monitoring", "segments", "sequential", "torch"},
+    {"monitoring", "segments", "sequential", "estimate", "torch"},
     {"report"},
     {"sklearn"},  # the scikit-learn meta-estimator, scorers and display (optional extra)
     {"cli", "__main__", "__init__"},

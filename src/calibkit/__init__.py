@@ -175,6 +175,8 @@ __all__ = [
     "NoiseFloor",
     "NotFittedError",
     "ParseReport",
+    "PerformanceEstimate",
+    "PerformanceEstimator",
     "PlattScaling",
     "PolicyTable",
     "Predictions",
@@ -232,6 +234,7 @@ __all__ = [
     "debiased_squared_ce",
     "decision_report",
     "ece",
+    "estimate_performance",
     "find_miscalibrated_segments",
     "fit_temperature",
     "generalized_risk_coverage_plot",
@@ -281,6 +284,10 @@ def __getattr__(name: str) -> Any:
         from .stated import audit as stated_audit
 
         return getattr(stated_audit, name)
+    if name in ("PerformanceEstimate", "PerformanceEstimator", "estimate_performance"):
+        from . import estimate
+
+        return getattr(estimate, name)
     if name in ("Monitor", "monitor"):
         from . import monitoring
 
