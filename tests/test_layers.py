@@ -31,6 +31,7 @@ LAYERS = [
         "_numba_kernels",
         "_numba_ranking",
         "_numba_slope",
+        "_numba_distinct",
     },
     {"forecasts"},
     {"measure"},
