@@ -137,3 +137,62 @@ def spread(conf, weight, hits, size):  # pragma: no cover - compiled
             left_sums[j, left] += w - w * frac
             right_sums[j, left + 1] += w * frac
     return left_sums + right_sums
+
+
+@numba.njit(cache=True, nogil=True)
+def pool_sorted(kneg, kpos, x_bits, count, hits):  # pragma: no cover - compiled
+    """Pool the classes' sorted order keys (``_numba_ranking.sorted_classes``: negatives,
+    positives) by value in one merge: each distinct value's float64 bits (into ``x_bits``,
+    the int64 view of the forecasts), its count and its events. Returns how many values."""
+    i = 0
+    j = 0
+    m = 0
+    npos = kpos.shape[0]
+    nneg = kneg.shape[0]
+    while i < npos or j < nneg:
+        k = kpos[i] if j >= nneg or (i < npos and kpos[i] <= kneg[j]) else kneg[j]
+        c = 0
+        h = 0
+        while i < npos and kpos[i] == k:
+            c += 1
+            h += 1
+            i += 1
+        while j < nneg and kneg[j] == k:
+            c += 1
+            j += 1
+        x_bits[m] = k if k >= 0 else k ^ np.int64(0x7FFFFFFFFFFFFFFF)
+        count[m] = c
+        hits[m] = h
+        m += 1
+    return m
+
+
+@numba.njit(cache=True, nogil=True)
+def cumulative_gap(x, count, hits, mass, mass_sq, weighted, total):  # pragma: no cover
+    """The cumulative gap (sum of hits - mass x up to each value, over the ``total`` mass:
+    the same additions as numpy's ``cumsum``, the same bits), the variance sum of
+    mass_sq x (1 - x), where the gap is largest in absolute value (the first such), and its
+    largest and smallest value with 0: ``cumulative_from_pooled`` in one pass (``mass`` and
+    ``mass_sq`` are read only when ``weighted``; else the counts)."""
+    n = x.shape[0]
+    gap = np.empty(n)
+    run = 0.0
+    var = 0.0
+    part = 0.0
+    at = 0
+    high = 0.0
+    low = 0.0
+    for i in range(n):
+        c = mass[i] if weighted else np.float64(count[i])
+        run += hits[i] - c * x[i]
+        g = run / total
+        gap[i] = g
+        if abs(g) > abs(gap[at]):
+            at = i
+        high = max(high, g)
+        low = min(low, g)
+        part += (mass_sq[i] if weighted else c) * x[i] * (1.0 - x[i])
+        if (i + 1) % _PARTIAL == 0:
+            var += part
+            part = 0.0
+    return gap, var + part, at, high, low

@@ -122,3 +122,46 @@ def test_ck_corp_infinite_log_loss_on_the_numba_path(monkeypatch) -> None:
     assert r.log_loss.note.startswith("1 forecast of exactly 0 or 1 is contradicted")
     monkeypatch.setenv("CALIBKIT_KERNEL", "numpy")
     assert ck.corp(p, y, n_boot=0).brier.score == pytest.approx(r.brier.score, rel=1e-14)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_pooling_off_the_ranking_is_pool_ties(monkeypatch, ties) -> None:
+    """The merge of the ranking's sorted classes gives pool_ties' values, counts and events
+    exactly (ties, 0 and 1, -0.0 pooled with 0.0); the numpy path and weights give None."""
+    from calibkit.measure.ranking import Ranking
+
+    rng = np.random.default_rng(5)
+    p = rng.random(10_000)
+    if ties:
+        p = np.round(p, 3)
+    p[:5] = [0.0, -0.0, 1.0, 1.0, 0.5]
+    y = (rng.random(p.size) < p).astype(np.int8)
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    got = Ranking(p, y).pooled()
+    want = pool_ties(p, y)
+    assert got is not None
+    assert np.array_equal(got.x, want.x) and np.array_equal(got.count, want.count)
+    assert np.array_equal(got.hits, want.hits) and got.count.dtype == np.int64
+    assert Ranking(p, y, sample_weight=np.ones(p.size)).pooled() is None
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numpy")
+    assert Ranking(p, y).pooled() is None
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cumulative_gap_is_numpys(monkeypatch, weighted) -> None:
+    """The one-pass gap is numpy's cumsum bit for bit; its tests agree to rounding."""
+    from calibkit.measure.cumulative import cumulative_from_pooled
+
+    pooled = _pooled(30_000, 6, ties=True, weighted=weighted)
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numpy")
+    slow = cumulative_from_pooled(pooled)
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    fast = cumulative_from_pooled(pooled)
+    assert np.array_equal(fast.gap, slow.gap)
+    assert (fast.ks_error, fast.ks_at, fast.kuiper_error) == (
+        slow.ks_error,
+        slow.ks_at,
+        slow.kuiper_error,
+    )
+    assert fast.sigma == pytest.approx(slow.sigma, rel=1e-14)
+    assert fast.ks.p_value == pytest.approx(slow.ks.p_value, rel=1e-10, abs=1e-300)
