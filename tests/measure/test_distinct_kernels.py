@@ -165,3 +165,20 @@ def test_cumulative_gap_is_numpys(monkeypatch, weighted) -> None:
     )
     assert fast.sigma == pytest.approx(slow.sigma, rel=1e-14)
     assert fast.ks.p_value == pytest.approx(slow.ks.p_value, rel=1e-10, abs=1e-300)
+
+
+def test_corp_bands_agree_on_both_paths(monkeypatch) -> None:
+    """The bands' resamples, fitted by the numba PAV, give the numpy path's bands (the same
+    draws, each fit equal to rounding)."""
+    rng = np.random.default_rng(7)
+    p = rng.random(3_000)
+    y = (rng.random(p.size) < p**1.3).astype(int)
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numpy")
+    slow = ck.corp(p, y, n_boot=20, seed=3)
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    fast = ck.corp(p, y, n_boot=20, seed=3)
+    assert slow.consistency is not None and fast.consistency is not None
+    assert slow.confidence is not None and fast.confidence is not None
+    for a, b in ((fast.consistency, slow.consistency), (fast.confidence, slow.confidence)):
+        np.testing.assert_allclose(a.low, b.low, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(a.high, b.high, rtol=1e-12, atol=1e-15)

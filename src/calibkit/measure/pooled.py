@@ -18,7 +18,7 @@ import numpy as np
 from .. import _kernels
 from .masses import Masses
 
-__all__ = ["Pooled", "isotonic_fit", "pav", "pool_ties", "step_at"]
+__all__ = ["Pooled", "isotonic_fit", "isotonic_of_sums", "pav", "pool_ties", "step_at"]
 
 
 @dataclass(frozen=True)
@@ -144,10 +144,16 @@ def isotonic_fit(pooled: Pooled) -> np.ndarray:
     ...                     np.array([2.0, 0.0, 1.0]))).tolist()
     [0.6666666666666666, 0.6666666666666666, 1.0]
     """
-    mass = pooled.mass
-    if _kernels.use_numba(pooled.x.size):
-        return np.asarray(_kernels.numba_distinct().pav(pooled.hits, mass))
-    return pav(pooled.hits / mass, mass)
+    return isotonic_of_sums(pooled.hits, pooled.mass)
+
+
+def isotonic_of_sums(hits: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    """The isotonic fit of the rates ``hits / mass`` weighted by ``mass`` (positive): the
+    numba kernel for many values, else :func:`pav` (what :func:`isotonic_fit` and the CORP
+    bands' resamples call)."""
+    if _kernels.use_numba(hits.size):
+        return np.asarray(_kernels.numba_distinct().pav(hits, mass))
+    return pav(hits / mass, mass)
 
 
 def step_at(x: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
