@@ -142,6 +142,11 @@ def test_pooling_off_the_ranking_is_pool_ties(monkeypatch, ties) -> None:
     assert got is not None
     assert np.array_equal(got.x, want.x) and np.array_equal(got.count, want.count)
     assert np.array_equal(got.hits, want.hits) and got.count.dtype == np.int64
+    for one_class in (np.zeros(p.size, np.int8), np.ones(p.size, np.int8)):
+        got = Ranking(p, one_class).pooled()
+        want = pool_ties(p, one_class)
+        assert got is not None and np.array_equal(got.x, want.x)
+        assert np.array_equal(got.count, want.count) and np.array_equal(got.hits, want.hits)
     assert Ranking(p, y, sample_weight=np.ones(p.size)).pooled() is None
     monkeypatch.setenv("CALIBKIT_KERNEL", "numpy")
     assert Ranking(p, y).pooled() is None
@@ -182,3 +187,15 @@ def test_corp_bands_agree_on_both_paths(monkeypatch) -> None:
     for a, b in ((fast.consistency, slow.consistency), (fast.confidence, slow.confidence)):
         np.testing.assert_allclose(a.low, b.low, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(a.high, b.high, rtol=1e-12, atol=1e-15)
+
+
+def test_pav_is_scikit_learns_isotonic_regression() -> None:
+    """On rows with ties, the kernel's fit at the pooled values is scikit-learn's
+    ``IsotonicRegression`` (which averages tied targets first) to rounding."""
+    isotonic = pytest.importorskip("sklearn.isotonic")
+    rng = np.random.default_rng(8)
+    x = np.round(rng.random(50_000), 3)
+    y = (rng.random(x.size) < x**1.4).astype(float)
+    pooled = pool_ties(x, y)
+    theirs = isotonic.IsotonicRegression(y_min=0.0, y_max=1.0).fit(x, y).predict(pooled.x)
+    np.testing.assert_allclose(D.pav(pooled.hits, pooled.mass), theirs, rtol=0, atol=1e-12)
