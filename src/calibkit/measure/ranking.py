@@ -198,6 +198,8 @@ class Ranking:
         count = np.empty(n, dtype=np.int64)
         hits = np.empty(n, dtype=np.float64)
         m = _kernels.numba_distinct().pool_sorted(kneg, kpos, x.view(np.int64), count, hits)
+        if m == n:  # every forecast distinct: nothing was pooled
+            return Pooled(x, count, hits)
         return Pooled(x[:m].copy(), count[:m].copy(), hits[:m].copy())
 
     def order_statistics(self, ranks: np.ndarray) -> np.ndarray:
