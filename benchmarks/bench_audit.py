@@ -17,6 +17,9 @@ Cases (binary forecasts p ~ U(0, 1), outcomes ~ Bernoulli(p^1.2), float64 and in
   round over the rows; still the path of logits beyond +-37) and scikit-learn's unpenalised
   ``LogisticRegression`` on the logits (lbfgs, tol 1e-10); the three slopes agree (printed).
 - ECE alone: ``ck.ece`` against relplot's ``binnedECE``.
+- distinct measures (1e6): ``ck.corp(n_boot=0)``, ``ck.smooth_ece`` and
+  ``ck.cumulative_calibration`` on the numba kernels and on the numpy path, beside
+  scikit-learn's ``IsotonicRegression().fit`` and relplot's ``smECE``.
 
 The whole-audit case also times the audit with its slope fitted the previous way
 (``audit_two_pass_slope``), to show what the one-pass slope saves.
@@ -236,6 +239,53 @@ def case_audit(n: int, repeat: int, *, memory: bool) -> None:
         }
     )
     print(f"  the audit takes {ours / ece:.1f}x the time of calibkit's ECE (target <= 10)")
+
+
+def on_numpy(fn: Callable[[], Any]) -> Any:
+    """``fn()`` on calibkit's numpy path (the reference the numba kernels are tested against)."""
+    os.environ["CALIBKIT_KERNEL"] = "numpy"
+    try:
+        return fn()
+    finally:
+        os.environ["CALIBKIT_KERNEL"] = "numba"
+
+
+def case_distinct(n: int, repeat: int) -> None:
+    """The audit's measures of the distinct forecasts, each on the numba kernels, on the numpy
+    path, and beside a peer: CORP (pooling, PAV, decompositions) against scikit-learn's
+    ``IsotonicRegression().fit`` (PAV alone), smooth ECE against relplot's ``smECE`` (the
+    values agree to 1e-6, the bandwidths exactly: asserted), the KS and Kuiper tests."""
+    from sklearn.isotonic import IsotonicRegression
+
+    p, y = H.make_binary(n, seed=1, true_power=1.2)
+    case = f"distinct measures, N = {n:.0e}"
+    print(case, flush=True)
+    methods: dict[str, Callable[[], Any]] = {
+        "ck.corp(n_boot=0)": lambda: ck.corp(p, y, n_boot=0),
+        "ck.corp(n_boot=0), numpy path": lambda: on_numpy(lambda: ck.corp(p, y, n_boot=0)),
+        "IsotonicRegression().fit": lambda: IsotonicRegression().fit(p, y),
+        "ck.smooth_ece": lambda: ck.smooth_ece(p, y),
+        "ck.smooth_ece, numpy path": lambda: on_numpy(lambda: ck.smooth_ece(p, y)),
+        "ck.cumulative_calibration": lambda: ck.cumulative_calibration(p, y),
+        "ck.cumulative_calibration, numpy path": lambda: on_numpy(
+            lambda: ck.cumulative_calibration(p, y)
+        ),
+    }
+    if "relplot" not in H.IMPORT_ERRORS:
+        import relplot
+
+        methods["relplot smECE"] = lambda: relplot.smECE(p, y.astype(float), return_width=True)
+    timed = interleaved(methods, repeat)
+    show(timed)
+    mine = timed["ck.smooth_ece"]["result"]
+    assert mine.value == timed["ck.smooth_ece, numpy path"]["result"].value
+    if "relplot smECE" in timed:
+        theirs, width = timed["relplot smECE"]["result"]
+        assert abs(mine.value - theirs) < 1e-6 and mine.bandwidth == width, (mine, theirs)
+        ratio_row(case, "ck.smooth_ece", timed, "relplot smECE", target="(none)")
+    ratio_row(case, "ck.corp(n_boot=0)", timed, "IsotonicRegression().fit", target="(none)")
+    for name in ("ck.corp(n_boot=0)", "ck.smooth_ece", "ck.cumulative_calibration"):
+        ratio_row(case, name, timed, f"{name}, numpy path", target="(none)")
 
 
 def sklearn_slope(p: np.ndarray, y: np.ndarray) -> float:
@@ -466,7 +516,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--big", action="store_true", help="also 1e8 rows (audit, ECE, DuckDB)")
     ap.add_argument("--repeat", type=int, default=5, help="interleaved rounds per case")
     ap.add_argument(
-        "--only", default="", help="comma-separated cases: audit,slope,ece,auc,rc,t,duckdb"
+        "--only", default="", help="comma-separated cases: audit,distinct,slope,ece,auc,rc,t,duckdb"
     )
     ap.add_argument("--out", default=str(HERE / "results" / "bench_audit.json"))
     a = ap.parse_args(argv)
@@ -491,6 +541,8 @@ def main(argv: list[str] | None = None) -> None:
     if wanted("audit"):
         for n in sizes + ([big] if big else []):
             case_audit(n, a.repeat if n < 10**8 else max(1, a.repeat // 2), memory=n >= 10**7)
+    if wanted("distinct"):
+        case_distinct(sizes[0], a.repeat)
     if wanted("slope"):
         case_slope(sizes[-1], a.repeat)
     if wanted("ece"):

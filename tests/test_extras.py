@@ -153,7 +153,13 @@ def test_a_broken_dependency_of_an_installed_extra_is_not_called_missing(monkeyp
 
 def test_numba_missing(monkeypatch, fresh_kernels):
     block(monkeypatch, "numba")
-    for name in ("_numba_kernels", "_numba_ranking", "_numba_slope", "_numba_capital"):
+    for name in (
+        "_numba_kernels",
+        "_numba_ranking",
+        "_numba_slope",
+        "_numba_capital",
+        "_numba_distinct",
+    ):
         monkeypatch.setitem(sys.modules, f"calibkit.{name}", None)
     monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
     with pytest.raises(MissingExtraError) as info:

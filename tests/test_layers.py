@@ -32,6 +32,7 @@ LAYERS = [
         "_numba_ranking",
         "_numba_slope",
         "_numba_capital",
+        "_numba_distinct",
     },
     {"forecasts"},
     {"measure"},

@@ -94,6 +94,15 @@ def numba_capital() -> ModuleType:
     return _numba_capital
 
 
+def numba_distinct() -> ModuleType:
+    """The kernels over the distinct forecasts (``_numba_distinct``: PAV, CORP's score terms,
+    the smooth ECE's spreading), once :func:`use_numba` said yes."""
+    _numba()
+    from . import _numba_distinct
+
+    return _numba_distinct
+
+
 def use_numba(n_elements: int) -> bool:
     """Whether the numba kernel should handle an input of this many elements.
 

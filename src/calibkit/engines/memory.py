@@ -15,7 +15,7 @@ from ..forecasts import Prepared
 from ..measure.bins import BinStats, Edges
 from ..measure.distinct import MAX_ROWS
 from ..measure.fit_tests import spiegelhalter_variance
-from ..measure.pooled import pool_ties
+from ..measure.pooled import Pooled, pool_ties
 from ..measure.ranking import Ranking
 from ..measure.ranking import order_statistics as ordered
 from ..measure.scores import score_sums
@@ -87,8 +87,15 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
         chunk_summary(f, edges, closed=closed, known=known),
         auc=auc,
         slope=slope_of(f.conf, f.outcome, sample_weight=w),
-        pooled=pool_ties(f.conf, f.outcome, sample_weight=w) if f.conf.size <= MAX_ROWS else None,
+        pooled=_pooled(f, ranking) if f.conf.size <= MAX_ROWS else None,
     )
+
+
+def _pooled(f: Prepared, ranking: Ranking) -> Pooled:
+    """The confidences pooled by value: merged off the ranking's order where it holds one
+    (no second sort), else by :func:`~calibkit.measure.pooled.pool_ties`."""
+    pooled = ranking.pooled()
+    return pool_ties(f.conf, f.outcome, sample_weight=f.weight) if pooled is None else pooled
 
 
 def chunk_summary(

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _kernels
 from .. import _validate as v
 from .._errors import InputError
 from .corp_bands import Band, RowWeights, bands, plural
@@ -236,6 +237,34 @@ def _log_terms(pooled: Pooled, p: np.ndarray) -> tuple[float, float]:
     return float(-total / c.sum()) + 0.0, 0  # + 0.0: no -0.0 when every term is 0
 
 
+def _terms(pooled: Pooled, fitted: np.ndarray, rate: float) -> tuple[float, ...]:
+    """The mean Brier scores and log losses of the forecasts, of their fit ``fitted`` and of
+    the climatology ``rate``, and the (weight of the) rows the forecasts' log loss fails on.
+
+    Many values take one pass of the numba kernel (``_numba_distinct.score_terms``);
+    :func:`_brier_terms` and :func:`_log_terms`, three passes each, are its reference."""
+    if not _kernels.use_numba(pooled.x.size):
+        base = np.full(pooled.x.shape, rate)
+        log, failed = _log_terms(pooled, pooled.x)
+        return (
+            _brier_terms(pooled, pooled.x),
+            _brier_terms(pooled, fitted),
+            _brier_terms(pooled, base),
+            log,
+            _log_terms(pooled, fitted)[0],
+            _log_terms(pooled, base)[0],
+            failed,
+        )
+    with np.errstate(divide="ignore"):  # log 0: a failed forecast, whose loss is inf
+        log_x, log1m_x = np.log(pooled.x), np.log1p(-pooled.x)
+    brier, log, fails, total = _kernels.numba_distinct().score_terms(
+        pooled.x, log_x, log1m_x, pooled.hits, pooled.mass, fitted, rate
+    )
+    # as _log_terms: inf where a forecast of exactly 0 or 1 is contradicted; + 0.0: no -0.0
+    logs = [math.inf if f else float(-s / total) + 0.0 for s, f in zip(log, fails, strict=True)]
+    return (*(float(b / total) for b in brier), *logs, float(fails[0]))
+
+
 def decompose(pooled: Pooled, fitted: np.ndarray) -> tuple[ScoreDecomposition, ...]:
     """The Brier and log-loss decompositions of the pooled forecasts around their isotonic
     recalibration ``fitted`` (what :func:`corp_of` computes; an engine holding pooled sums
@@ -243,11 +272,9 @@ def decompose(pooled: Pooled, fitted: np.ndarray) -> tuple[ScoreDecomposition, .
     n = pooled.n
     mass = pooled.total_mass if pooled.weighted else n
     weight = pooled.total_mass if pooled.weighted else None
-    base = np.full(pooled.x.shape, float(pooled.hits.sum()) / mass)
+    rate = float(pooled.hits.sum()) / mass
+    brier, brier_cal, brier_clim, log, log_cal, log_clim, failed = _terms(pooled, fitted, rate)
     out = []
-    brier = _brier_terms(pooled, pooled.x)
-    brier_cal = _brier_terms(pooled, fitted)
-    brier_clim = _brier_terms(pooled, base)
     out.append(
         ScoreDecomposition(
             "Brier",
@@ -260,9 +287,6 @@ def decompose(pooled: Pooled, fitted: np.ndarray) -> tuple[ScoreDecomposition, .
             weight=weight,
         )
     )
-    log, failed = _log_terms(pooled, pooled.x)
-    log_cal, _ = _log_terms(pooled, fitted)
-    log_clim, _ = _log_terms(pooled, base)
     note = ""
     if failed and pooled.weighted:
         note = (

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .pooled import Pooled, pav
+from .pooled import Pooled, isotonic_of_sums
 
 __all__ = ["MAX_BAND_POINTS", "Band", "RowWeights", "bands", "plural"]
 
@@ -99,7 +99,7 @@ def _resampled_curves(
         read = last[at]
         for curves, hits in zip(out, events, strict=True):
             fitted = np.empty(k)
-            fitted[drawn] = pav(hits[drawn] / c, c)
+            fitted[drawn] = isotonic_of_sums(hits[drawn].astype(np.float64), c)
             curves[j] = fitted[read]
     return out
 

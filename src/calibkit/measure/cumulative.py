@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _kernels
 from .. import _validate as v
 from .distributions import brownian_max_abs_sf, brownian_range_sf
 from .pooled import Pooled, pool_ties
@@ -109,17 +110,31 @@ def cumulative_from_pooled(pooled: Pooled) -> CumulativeCalibration:
     :func:`cumulative_of` computes; an engine holding per-value counts and events calls it
     directly; weighted pooled forecasts give the weighted gap and tests, see the module)."""
     n = pooled.n
-    if pooled.weighted:
-        mass = pooled.total_mass
-        gap = np.cumsum(pooled.hits - pooled.mass * pooled.x) / mass
-        sigma = math.sqrt(float(np.sum(pooled.mass_sq * pooled.x * (1.0 - pooled.x)))) / mass
+    mass = pooled.total_mass if pooled.weighted else n
+    if _kernels.use_numba(pooled.x.size):  # one pass; the numpy code below is its reference
+        empty = np.empty(0)
+        gap, var, i, high, low = _kernels.numba_distinct().cumulative_gap(
+            pooled.x,
+            pooled.count,
+            pooled.hits,
+            empty if pooled.weight is None else pooled.weight,
+            empty if pooled.weight_sq is None else pooled.weight_sq,
+            pooled.weighted,
+            float(mass),
+        )
+        sigma = math.sqrt(var) / mass
+        kuiper_error = float(high - low)
     else:
-        count = pooled.count.astype(np.float64)
-        gap = np.cumsum(pooled.hits - count * pooled.x) / n
-        sigma = math.sqrt(float(np.sum(count * pooled.x * (1.0 - pooled.x)))) / n
-    i = int(np.argmax(np.abs(gap)))
+        if pooled.weighted:
+            gap = np.cumsum(pooled.hits - pooled.mass * pooled.x) / mass
+            sigma = math.sqrt(float(np.sum(pooled.mass_sq * pooled.x * (1.0 - pooled.x)))) / mass
+        else:
+            count = pooled.count.astype(np.float64)
+            gap = np.cumsum(pooled.hits - count * pooled.x) / n
+            sigma = math.sqrt(float(np.sum(count * pooled.x * (1.0 - pooled.x)))) / n
+        i = int(np.argmax(np.abs(gap)))
+        kuiper_error = float(max(gap.max(), 0.0) - min(gap.min(), 0.0))
     ks_error = float(abs(gap[i]))
-    kuiper_error = float(max(gap.max(), 0.0) - min(gap.min(), 0.0))
     return CumulativeCalibration(
         x=pooled.x,
         gap=gap,

@@ -31,8 +31,9 @@ __all__ = [
     "merge_pooled",
 ]
 
-#: The audit computes these measures for at most this many forecasts: each needs a sort of
-#: them (a few seconds at 1e7 rows, more than the rest of the audit); above it the audit says so
+#: The audit computes these measures for at most this many forecasts: they need the forecasts
+#: pooled by value (a sort, or a merge of the exact AUC's order) and a few passes over every
+#: distinct one (about half the rest of the audit's time at 1e6); above it the audit says so
 #: and the functions themselves (``ck.corp``, ``ck.smooth_ece``, ``ck.ks_test``) take any N.
 MAX_ROWS = 5_000_000
 

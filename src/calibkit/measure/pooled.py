@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _kernels
 from .masses import Masses
 
-__all__ = ["Pooled", "isotonic_fit", "pav", "pool_ties", "step_at"]
+__all__ = ["Pooled", "isotonic_fit", "isotonic_of_sums", "pav", "pool_ties", "step_at"]
 
 
 @dataclass(frozen=True)
@@ -133,8 +134,26 @@ def pav(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 def isotonic_fit(pooled: Pooled) -> np.ndarray:
     """The isotonic recalibration at each pooled value: PAV of the event rates weighted by
-    the counts (by the sums of the sample weights when weighted)."""
-    return pav(pooled.mean, pooled.mass)
+    the counts (by the sums of the sample weights when weighted).
+
+    Many values take the numba kernel (``_numba_distinct.pav``: one pass, each block's value
+    its sum of events over its mass); :func:`pav` is its reference, equal to rounding.
+
+    >>> import numpy as np
+    >>> isotonic_fit(Pooled(np.array([0.1, 0.2, 0.3]), np.array([2, 1, 1]),
+    ...                     np.array([2.0, 0.0, 1.0]))).tolist()
+    [0.6666666666666666, 0.6666666666666666, 1.0]
+    """
+    return isotonic_of_sums(pooled.hits, pooled.mass)
+
+
+def isotonic_of_sums(hits: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    """The isotonic fit of the rates ``hits / mass`` weighted by ``mass`` (positive): the
+    numba kernel for many values, else :func:`pav` (what :func:`isotonic_fit` and the CORP
+    bands' resamples call)."""
+    if _kernels.use_numba(hits.size):
+        return np.asarray(_kernels.numba_distinct().pav(hits, mass))
+    return pav(hits / mass, mass)
 
 
 def step_at(x: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ import numpy as np
 from .. import _kernels
 from .. import _validate as v
 from .._errors import InputError
+from .pooled import Pooled
 
 __all__ = [
     "Ranking",
@@ -184,6 +185,22 @@ class Ranking:
             return None
         count, sums = _kernels.numba_ranking().bin_sums(kneg, kpos, edges, closed == "right")
         return count, sums
+
+    def pooled(self) -> Pooled | None:
+        """The scores pooled by value, as :func:`~calibkit.measure.pooled.pool_ties` pools
+        them (the same values, counts and events), merged off the order the numba path holds
+        (no second sort); None on the numpy path or with weights."""
+        if not self._fast or self.sample_weight is not None:
+            return None
+        kneg, kpos, _ = self._sorted()
+        n = kneg.size + kpos.size
+        x = np.empty(n, dtype=np.float64)
+        count = np.empty(n, dtype=np.int64)
+        hits = np.empty(n, dtype=np.float64)
+        m = _kernels.numba_distinct().pool_sorted(kneg, kpos, x.view(np.int64), count, hits)
+        if m == n:  # every forecast distinct: nothing was pooled
+            return Pooled(x, count, hits)
+        return Pooled(x[:m].copy(), count[:m].copy(), hits[:m].copy())
 
     def order_statistics(self, ranks: np.ndarray) -> np.ndarray:
         """The scores (float64) at the sorted 0-based ``ranks``, as ``np.partition``."""

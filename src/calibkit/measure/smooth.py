@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _kernels
 from .. import _validate as v
 from .pooled import Pooled
 
@@ -140,15 +141,20 @@ class _Sums:
     weight: np.ndarray  # rows at each forecast (1 for raw rows, the count for pooled ones;
     # the sample weights, or their sums per value, when weighted)
     hits: np.ndarray  # the (weighted) sum of their outcomes
-    grids: dict[int, tuple[np.ndarray, np.ndarray]]
+    grids: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
 
-    def at(self, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """(count, residual) sums on the grid of ``size`` points (residual = f - y)."""
+    def at(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(count, residual, hits) sums on the grid of ``size`` points (residual = f - y);
+        many forecasts take one pass of the numba kernel (``_numba_distinct.spread``, the
+        same bits as :func:`spread`)."""
         if size not in self.grids:
-            count, residual = spread(
-                self.conf, [self.weight, self.weight * self.conf - self.hits], size
-            )
-            self.grids[size] = (count, residual)
+            if _kernels.use_numba(self.conf.size):
+                kernel = _kernels.numba_distinct().spread
+                count, residual, hits = kernel(self.conf, self.weight, self.hits, size)
+            else:
+                residual = self.weight * self.conf - self.hits
+                count, residual, hits = spread(self.conf, [self.weight, residual, self.hits], size)
+            self.grids[size] = (count, residual, hits)
         return self.grids[size]
 
 
@@ -161,7 +167,7 @@ def _smoothed(sums: _Sums, sigma: float, grids: tuple[np.ndarray, ...]) -> list[
 
 
 def _value(sums: _Sums, sigma: float) -> float:
-    count, residual = _smoothed(sums, sigma, sums.at(grid_size(sigma)))
+    count, residual = _smoothed(sums, sigma, sums.at(grid_size(sigma))[:2])
     return float(np.sum(np.abs(residual)) / np.sum(count))
 
 
@@ -275,8 +281,7 @@ def _smooth_ece(sums: _Sums, bandwidth: float | None, rows: int | None = None) -
     (the density then divides by the total weight)."""
     sigma = search_bandwidth(sums) if bandwidth is None else bandwidth
     size = grid_size(sigma)
-    (hits,) = spread(sums.conf, [sums.hits], size)
-    count, residual, hits = _smoothed(sums, sigma, (*sums.at(size), hits))
+    count, residual, hits = _smoothed(sums, sigma, sums.at(size))
     n = int(round(float(sums.weight.sum())))
     mass = float(sums.weight.sum()) if rows is not None else n
     # far below the peak the FFT's rounding (1e-16 of the peak) would show in the ratio
