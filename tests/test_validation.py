@@ -228,6 +228,8 @@ def test_every_public_function_with_data_is_covered():
         # monitoring draws on every engine: tests/engines/test_monitor.py
         "monitor",
         "monitor_plot",
+        # label-free estimates: tests/estimate/test_estimator.py (NaN, labels, class counts)
+        "estimate_performance",
         "calibration_record",
         "compare_records",
         "read_record",
