@@ -15,6 +15,8 @@ set -euo pipefail
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 root="$(cd "$(dirname "$0")/.." && pwd)"
 python="${1:-$root/.venv/bin/python}"
+# an absolute path: the checks below run from other folders
+case "$python" in /*) ;; *) python="$(cd "$(dirname "$python")" && pwd)/$(basename "$python")" ;; esac
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
