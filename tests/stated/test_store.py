@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 import threading
 
@@ -106,3 +107,28 @@ def test_threads_write_concurrently(tmp_path):
 
 def test_final_statuses():
     assert FINAL_STATUSES == {"ok", "failed", "permanent_error"}
+
+
+def _open_and_close(path: str, results) -> None:
+    try:
+        ReplyStore(path, timeout=20).close()
+        results.put("ok")
+    except Exception as exc:  # reported to the parent, which asserts on it
+        results.put(repr(exc))
+
+
+def test_processes_opening_a_new_store_at_once_all_succeed(tmp_path):
+    """Two processes switching a new file to WAL together get "database is locked" from SQLite
+    at once, without its busy timeout; the store waits that out itself (it once failed CI)."""
+    ctx = multiprocessing.get_context("fork")
+    answers = []
+    for i in range(40):
+        results = ctx.Queue()
+        path = str(tmp_path / f"r{i}.sqlite")
+        procs = [ctx.Process(target=_open_and_close, args=(path, results)) for _ in range(3)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(timeout=60)
+        answers += [results.get(timeout=5) for _ in procs]
+    assert answers == ["ok"] * len(answers)

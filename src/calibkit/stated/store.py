@@ -195,13 +195,32 @@ class ReplyStore:
             )
         try:
             with self._guard("opening it"):
+                self._open_when_free(time.monotonic() + timeout)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _open_when_free(self, deadline: float) -> None:
+        """Check the schema, switch to WAL and create the tables, waiting out other openers.
+
+        SQLite answers "database is locked" at once, without its busy timeout, when two
+        processes switch a new file to WAL together, so the wait is done here.
+        """
+        pause = 0.005
+        while True:
+            try:
                 self._check_schema()  # before anything changes another program's database
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute("PRAGMA synchronous=NORMAL")
                 self._conn.executescript(_SCHEMA)
-        except BaseException:
-            self._conn.close()
-            raise
+                return
+            except sqlite3.OperationalError as exc:
+                code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+                busy = code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+                if not busy or time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(2 * pause, 0.25)
 
     @contextlib.contextmanager
     def _guard(self, doing: str) -> Iterator[None]:
