@@ -177,6 +177,8 @@ __all__ = [
     "ParseReport",
     "PerformanceEstimate",
     "PerformanceEstimator",
+    "PeriodEstimate",
+    "PeriodEstimates",
     "PlattScaling",
     "PolicyTable",
     "Predictions",
@@ -234,6 +236,7 @@ __all__ = [
     "debiased_squared_ce",
     "decision_report",
     "ece",
+    "estimate_by_period",
     "estimate_performance",
     "find_miscalibrated_segments",
     "fit_temperature",
@@ -284,7 +287,14 @@ def __getattr__(name: str) -> Any:
         from .stated import audit as stated_audit
 
         return getattr(stated_audit, name)
-    if name in ("PerformanceEstimate", "PerformanceEstimator", "estimate_performance"):
+    if name in (
+        "PerformanceEstimate",
+        "PerformanceEstimator",
+        "PeriodEstimate",
+        "PeriodEstimates",
+        "estimate_by_period",
+        "estimate_performance",
+    ):
         from . import estimate
 
         return getattr(estimate, name)

@@ -127,10 +127,28 @@ def monitor(
         bool,
         typer.Option("--wide", help="Add each group's ECE interval and no-change band."),
     ] = False,
+    no_labels: Annotated[
+        bool,
+        typer.Option(
+            "--no-labels",
+            help="Estimate each group's accuracy from confidence alone (fitted on the labelled "
+            "reference group), with shift alarms that need no label; labels of other groups "
+            "may be empty and are shown where a group has them all.",
+        ),
+    ] = False,
+    method: Annotated[
+        str,
+        typer.Option(help="With --no-labels: the estimator, cbpe, atc or doc."),
+    ] = "cbpe",
 ) -> None:
     """Calibration by group (time, cohort, version), flagged against a reference."""
 
     _check_quiet(quiet, json_out, "monitor")
+    if no_labels and (reference_record is not None or engine is not Engine.memory or plot):
+        _fail(
+            "monitor: --no-labels compares groups with a labelled reference group in memory; "
+            "leave out --reference-record, --engine and --plot."
+        )
     if reference is not None and reference_record is not None:
         _fail("monitor: pass --reference (a group) or --reference-record (a record), not both.")
     if engine is Engine.stream:
@@ -153,6 +171,9 @@ def monitor(
         weight=weight,
         format=fmt,
     )
+    if no_labels:
+        _label_free(file, by, time, reference, columns, method, level, seed, json_out, quiet)
+        return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -196,3 +217,47 @@ def monitor(
     if plot is not None:
         console.print()
         console.print(f"wrote the figure to {plot}", soft_wrap=True)
+
+
+def _label_free(
+    file: Path,
+    by: str,
+    time: str | None,
+    reference: str | None,
+    columns: dict[str, object],
+    method: str,
+    level: float,
+    seed: int,
+    json_out: bool,
+    quiet: bool,
+) -> None:
+    """calibkit monitor --no-labels: estimated accuracy per group, with shift alarms."""
+    from ..estimate import estimate_by_period
+
+    known = {"probs", "logits", "confidence", "label", "correct", "format"}
+    refused = sorted(set(columns) - known)
+    if refused:
+        _fail(
+            f"monitor: --no-labels reads scores with --label or --correct; "
+            f"{', '.join('--' + r for r in refused)} is not read there."
+        )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = estimate_by_period(
+                file,
+                by=by,
+                time=time,
+                reference=reference,
+                method=method,
+                level=level,
+                seed=seed,
+                **{k: val for k, val in columns.items()},  # type: ignore[arg-type]
+            )
+        except InputError as exc:
+            _fail(str(exc))
+    _echo_warnings(caught)
+    if _json_or_verdict(result, json_out=json_out, quiet=quiet):
+        return
+    typer.echo(f"{file.name}: label-free monitor, reference fitted on its labelled group")
+    typer.echo(str(result))

@@ -13,6 +13,7 @@ from ..measure.uncertainty import BootstrapInterval
 from .inputs import Scores, read_labels, read_scores
 from .methods import METHODS, SCORES, Fitted, correct_of, fit_method, new_calibrator
 from .metrics import NAMES, Policy, binary_metrics, threshold_metrics
+from .periods import PeriodEstimates, estimate_periods
 from .result import PerformanceEstimate
 from .trust import trust_notes
 
@@ -172,6 +173,77 @@ class PerformanceEstimator:
         """Estimate performance on unlabelled target rows (the same kind of input as the
         reference), each quantity with its ``level`` interval from ``n_boot`` resamples."""
         where = "PerformanceEstimator.estimate"
+        tgt = self._target(target, where=where)
+        return self._estimate_scores(
+            tgt,
+            threshold=threshold,
+            l_wrong=l_wrong,
+            l_defer=l_defer,
+            level=level,
+            n_boot=n_boot,
+            seed=seed,
+            estimand=estimand,
+            where=where,
+        )
+
+    def by_period(
+        self,
+        target: Any,
+        by: Any,
+        *,
+        target_labels: Any = None,
+        threshold: float | None = None,
+        l_wrong: float | None = None,
+        l_defer: float | None = None,
+        level: float = 0.95,
+        n_boot: int = 200,
+        seed: int | np.random.Generator | None = 0,
+        estimand: str = "rows",
+    ) -> PeriodEstimates:
+        """Estimate every period of the target (``by``: one period per row, a day, a week, a
+        model version) and test whether its traffic moved from the reference's.
+
+        Each period gets :meth:`estimate` on its rows; a two-sample Kolmogorov-Smirnov test of
+        its top-label confidences against the reference's, and with (N, C) probabilities a
+        chi-squared test of its predicted-class mix; ``shifted`` when a test rejects at the
+        family-wise ``level`` (Bonferroni over every period's tests, as the monitor does), and
+        ``outside`` when a trust rule fired. ``target_labels`` (optional; NaN where a row has
+        none) gives the accuracy of each period whose rows all have a label, beside its
+        estimate.
+
+        Examples
+        --------
+        >>> import numpy as np, calibkit as ck
+        >>> rng = np.random.default_rng(0)
+        >>> ref = rng.uniform(0.5, 1, 2000); y = (rng.random(2000) < ref).astype(int)
+        >>> target = np.concatenate([rng.uniform(0.5, 1, 1000), rng.uniform(0.9, 1, 1000)])
+        >>> week = np.repeat([1, 2], 1000)
+        >>> m = ck.PerformanceEstimator().fit(ref, y).by_period(target, week, n_boot=50)
+        >>> [(p.period, p.shifted, p.outside) for p in m.periods]
+        [(1, False, False), (2, True, True)]
+        """
+        where = "PerformanceEstimator.by_period"
+        tgt = self._target(target, where=where)
+        level = v.level(level, where=where)
+        labels = None
+        if target_labels is not None:
+            labels = _partial_labels(target_labels, tgt, where=where)
+        return estimate_periods(
+            self,
+            tgt,
+            by,
+            labels=labels,
+            level=level,
+            where=where,
+            threshold=threshold,
+            l_wrong=l_wrong,
+            l_defer=l_defer,
+            n_boot=n_boot,
+            seed=seed,
+            estimand=estimand,
+        )
+
+    def _target(self, target: Any, *, where: str) -> Scores:
         if not hasattr(self, "fitted_"):
             raise NotFittedError(f"{where}: call fit(reference, reference_labels) first.")
         tgt = read_scores(target, from_logits=self.from_logits, where=where, name="target")
@@ -181,6 +253,22 @@ class PerformanceEstimator:
                 f"{where}: the target has {_classes(tgt)} but the reference {_classes(ref)}; "
                 "pass the target in the same form as the reference."
             )
+        return tgt
+
+    def _estimate_scores(
+        self,
+        tgt: Scores,
+        *,
+        threshold: float | None,
+        l_wrong: float | None,
+        l_defer: float | None,
+        level: float,
+        n_boot: int,
+        seed: int | np.random.Generator | None,
+        estimand: str,
+        where: str,
+    ) -> PerformanceEstimate:
+        ref = self.reference_
         policy = _policy(threshold, l_wrong, l_defer, where=where)
         level = v.level(level, where=where)
         n_boot = v.positive_int(n_boot, name="n_boot", where=where)
@@ -277,6 +365,23 @@ def _intervals(
             float(estimate), float(low), float(high), level, len(drawn), seed, method
         )
     return out
+
+
+def _partial_labels(y: Any, scores: Scores, *, where: str) -> np.ndarray:
+    """Target labels where some rows have none: float64 with NaN for the missing; the others
+    checked as the reference's are (class labels, or 0/1 outcomes for a 1-D confidence)."""
+    arr = np.asarray(v.to_numpy(y, name="target_labels", where=where), dtype=np.float64)
+    if arr.shape != (scores.n,):
+        raise InputError(
+            f"{where}: target_labels must hold one label per target row ({scores.n}), NaN where "
+            f"a row has none; it has shape {arr.shape}."
+        )
+    known = ~np.isnan(arr)
+    if known.any():
+        read_labels(
+            arr[known], scores.rows(np.flatnonzero(known)), where=where, name="target_labels"
+        )
+    return arr
 
 
 def _classes(scores: Scores) -> str:

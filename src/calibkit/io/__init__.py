@@ -81,6 +81,7 @@ from ._entry import Entry, entry, retagged
 from ._formats import EXTENSIONS, format_from_extension, resolve_format
 from ._frames import FrameSource, frame_kind, is_frame
 from ._named import naming_columns
+from ._partial import PartlyLabelled, read_partly_labelled
 from ._plan import (
     COLUMN_ROLES,
     ColumnPlan,
@@ -95,6 +96,8 @@ from ._rules import check_names, short, shown
 from ._sources import Schema, check_file, check_path, column_list, open_source
 
 __all__ = [
+    "PartlyLabelled",
+    "read_partly_labelled",
     "COLUMN_ROLES",
     "CalibratedTable",
     "ColumnPlan",
