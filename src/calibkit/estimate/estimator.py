@@ -269,6 +269,10 @@ class PerformanceEstimator:
         where: str,
     ) -> PerformanceEstimate:
         ref = self.reference_
+        # Every estimate is a sum over the target's rows, so their order is free: sorted by the
+        # calibrator's input, each resample's map is evaluated in one forward sweep (np.interp
+        # on sorted points is about ten times faster than on shuffled ones).
+        tgt = tgt.rows(np.argsort(tgt.positive if tgt.binary else tgt.confidence, kind="stable"))
         policy = _policy(threshold, l_wrong, l_defer, where=where)
         level = v.level(level, where=where)
         n_boot = v.positive_int(n_boot, name="n_boot", where=where)
