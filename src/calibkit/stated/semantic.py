@@ -220,8 +220,8 @@ def semantic_consistency(
     texts = _answers(answers, where)
     groups = _group(texts, equal, key)
     k = len(texts)
-    entropy = -sum((len(g) / k) * math.log(len(g) / k) for g in groups)
-    entropy = max(entropy, 0.0)  # -0.0 when every answer agrees
+    # 0.0 - sum, not -sum: one group gives 0.0, not -0.0
+    entropy = 0.0 - sum((len(g) / k) * math.log(len(g) / k) for g in groups)
     sizes = [len(g) for g in groups]
     tie = sizes.count(max(sizes)) > 1
     index: int | None
