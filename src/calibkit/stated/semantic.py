@@ -55,6 +55,11 @@ class SemanticConsistency:
         return sum(len(g) for g in self.groups)
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready ``dict``.
+
+        >>> semantic_consistency(["4", "4", "5", "4"]).to_dict()["groups"]
+        [[0, 1, 3], [2]]
+        """
         return {
             "confidence": self.confidence,
             "entropy": self.entropy,
