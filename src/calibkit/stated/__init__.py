@@ -15,6 +15,16 @@ from .elicit import (
     elicit,
     prompt_hash,
 )
+from .grade import (
+    Grade,
+    grade_choice,
+    grade_exact,
+    grade_f1,
+    grade_numeric,
+    grade_regex,
+    normalize_answer,
+)
+from .graders import GRADERS, Grader, grade_many, make_grader
 from .parse import (
     ANSWER_KEYS,
     CONFIDENCE_KEYS,
@@ -28,6 +38,7 @@ from .parse import (
     parse_confidence,
     parse_decision,
 )
+from .semantic import SemanticConsistency, semantic_consistency, semantic_groups
 from .store import FINAL_STATUSES, ReplyKey, ReplyRecord, ReplyStore, StoreError
 
 __all__ = [
@@ -39,6 +50,9 @@ __all__ = [
     "DEFAULT_VERBAL_SCALE",
     "ElicitationRun",
     "FINAL_STATUSES",
+    "GRADERS",
+    "Grade",
+    "Grader",
     "Item",
     "ItemResult",
     "MAX_REPLY_CHARS",
@@ -48,17 +62,28 @@ __all__ = [
     "ReplyKey",
     "ReplyRecord",
     "ReplyStore",
+    "SemanticConsistency",
     "SourceAudit",
     "StatedAudit",
     "StoreError",
     "audit_stated",
     "decision_reason",
     "elicit",
+    "grade_choice",
+    "grade_exact",
+    "grade_f1",
+    "grade_many",
+    "grade_numeric",
+    "grade_regex",
+    "make_grader",
+    "normalize_answer",
     "parse_batch",
     "parse_confidence",
     "parse_decision",
     "prompt_hash",
     "read_decision_set",
+    "semantic_consistency",
+    "semantic_groups",
 ]
 #: Names from .audit, imported on first use: the audit reads tables with pyarrow, which
 #: ``import calibkit`` does not load.
