@@ -15,6 +15,7 @@ from .elicit import (
     elicit,
     prompt_hash,
 )
+from .judged import JudgedAudit, JudgedBin, JudgedMeasures, judged_audit
 from .parse import (
     ANSWER_KEYS,
     CONFIDENCE_KEYS,
@@ -41,6 +42,9 @@ __all__ = [
     "FINAL_STATUSES",
     "Item",
     "ItemResult",
+    "JudgedAudit",
+    "JudgedBin",
+    "JudgedMeasures",
     "MAX_REPLY_CHARS",
     "ParseReport",
     "ProviderUnreachable",
@@ -54,6 +58,7 @@ __all__ = [
     "audit_stated",
     "decision_reason",
     "elicit",
+    "judged_audit",
     "parse_batch",
     "parse_confidence",
     "parse_decision",
