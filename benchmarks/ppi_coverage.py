@@ -83,7 +83,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for n, c in rows:
         for part in ("ppi", "naive"):
-            cells = " | ".join(f"{c[f'{part} {k}']:.3f}" for k in ("accuracy", "ece", "slope", "bins"))
+            cells = " | ".join(
+                f"{c[f'{part} {k}']:.3f}" for k in ("accuracy", "ece", "slope", "bins")
+            )
             print(f"| {n} | {part.upper() if part == 'ppi' else part} | {cells} |")
     print(f"\n({took:.0f} s)")
 
