@@ -25,6 +25,7 @@ from .grade import (
     normalize_answer,
 )
 from .graders import GRADERS, Grader, grade_many, make_grader
+from .judged import JudgedAudit, JudgedBin, JudgedMeasures, judged_audit
 from .parse import (
     ANSWER_KEYS,
     CONFIDENCE_KEYS,
@@ -55,6 +56,9 @@ __all__ = [
     "Grader",
     "Item",
     "ItemResult",
+    "JudgedAudit",
+    "JudgedBin",
+    "JudgedMeasures",
     "MAX_REPLY_CHARS",
     "ParseReport",
     "ProviderUnreachable",
@@ -77,6 +81,7 @@ __all__ = [
     "grade_regex",
     "make_grader",
     "normalize_answer",
+    "judged_audit",
     "parse_batch",
     "parse_confidence",
     "parse_decision",
