@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import calibkit as ck
-from calibkit.estimate.trust import ks_distance
+from calibkit.estimate.shift import ks_distance
 
 
 def _calibrated_binary(n, rng):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .inputs import Scores
+from .shift import ks_distance
 
-__all__ = ["MAX_KS", "MAX_OUTSIDE", "MIN_REFERENCE", "ks_distance", "trust_notes"]
+__all__ = ["MAX_KS", "MAX_OUTSIDE", "MIN_REFERENCE", "trust_notes"]
 
 #: A reference with fewer rows gives a calibrator (or threshold) fitted on too few rows.
 MIN_REFERENCE = 500
@@ -14,22 +15,6 @@ MIN_REFERENCE = 500
 MAX_OUTSIDE = 0.01
 #: A larger Kolmogorov-Smirnov distance between the confidence distributions is a large shift.
 MAX_KS = 0.1
-
-
-def ks_distance(a: np.ndarray, b: np.ndarray) -> float:
-    """The largest gap between the two empirical distribution functions.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> ks_distance(np.array([0.1, 0.2]), np.array([0.2, 0.3]))
-    0.5
-    """
-    a, b = np.sort(a), np.sort(b)
-    points = np.concatenate([a, b])
-    fa = np.searchsorted(a, points, side="right") / a.shape[0]
-    fb = np.searchsorted(b, points, side="right") / b.shape[0]
-    return float(np.max(np.abs(fa - fb)))
 
 
 def trust_notes(reference: Scores, target: Scores) -> tuple[str, ...]:
