@@ -235,20 +235,21 @@ def fit_stated(
         i = int(np.flatnonzero(bad)[0])
         raise InputError(
             f"{where}: column {confidence!r} must lie in [0, 1]; {int(bad.sum())} values do not, "
-            f"first at row {i}: {conf[i]!r}. If they are percentages, divide them by 100."
+            f"first at row {i}: {float(conf[i])!r}. If they are percentages, divide them by 100."
         )
     bad = ~np.isnan(y) & (y != 0.0) & (y != 1.0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{where}: column {correct!r} must hold 0/1; row {i} is {y[i]!r}.")
+        raise InputError(f"{where}: column {correct!r} must hold 0/1; row {i} is {float(y[i])!r}.")
     keep = ~np.isnan(conf) & ~np.isnan(y)
     groups, group_keys = _keys(table, by, n, where)
-    qkeys, _ = _keys(table, qcols, n, where)
+    qkeys, question_keys = _keys(table, qcols, n, where)
     calibrator = _calibrator(method, clip, conf, keep, groups, group_keys, by, confidence, where)
     settings = {"n_bins": n_bins, "n_sims": n_sims, "seed": seed}
     fits: list[StatedFit] = []
     if transfer is None:
-        distinct = np.unique(qkeys[keep])
+        # the distinct questions in sorted order of their values, permuted with seed
+        distinct = np.array(sorted(np.unique(qkeys[keep]), key=question_keys.__getitem__))
         order = np.random.default_rng(seed).permutation(distinct.size)
         held = distinct[order[: round(float(test_size) * distinct.size)]]
         is_held = np.isin(qkeys, held)
@@ -256,9 +257,9 @@ def fit_stated(
             key = group_keys[code]
             mine = keep & (groups == code)
             sides = (mine & ~is_held, mine & is_held)
-            names = ("fit questions", "held-out questions")
+            sides_named = ("fit questions", "held-out questions")
             fits.append(_one(calibrator, key, by, qkeys, conf, y, sides, where, settings,
-                             min_questions, names))  # fmt: skip
+                             min_questions, sides_named))  # fmt: skip
     else:
         if question_set in by:
             raise InputError(
@@ -334,7 +335,7 @@ def _calibrator(
             raise InputError(
                 f"{where}: {method} takes the log-odds of {confidence!r}, infinite at 0 and 1; "
                 f"{int(ends.sum())} rows state exactly 0 or 1, first at row {i} "
-                f"({_name(by, group_keys[groups[i]])}: {conf[i]!r}). Pass clip=0.005 (half "
+                f"({_name(by, group_keys[groups[i]])}: {float(conf[i])!r}). Pass clip=0.005 (half "
                 "the finest step of stated values; a warning counts the rows moved), or use "
                 "isotonic or "
                 "histogram, which take 0 and 1 as they are."
