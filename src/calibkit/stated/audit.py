@@ -220,7 +220,7 @@ def _fmt(x: float | None, spec: str = ".3f") -> str:
     return "-" if x is None else format(x, spec)
 
 
-def _column(frame_like: Any, name: str) -> pa.Array:
+def _column(frame_like: Any, name: str, where: str = "audit_stated") -> pa.Array:
     """One column of a pyarrow Table, pandas DataFrame or mapping of arrays, as a pyarrow Array."""
     try:
         if isinstance(frame_like, pa.Table):
@@ -228,7 +228,7 @@ def _column(frame_like: Any, name: str) -> pa.Array:
         else:
             col = frame_like[name]
     except (KeyError, IndexError) as exc:
-        raise InputError(f"audit_stated: the table has no column {name!r}.") from exc
+        raise InputError(f"{where}: the table has no column {name!r}.") from exc
     if isinstance(col, pa.ChunkedArray):
         return col.combine_chunks()
     if isinstance(col, pa.Array):
@@ -240,7 +240,7 @@ def _column(frame_like: Any, name: str) -> pa.Array:
     return pa.array(list(col))
 
 
-def _as_float(arr: pa.Array, name: str) -> np.ndarray:
+def _as_float(arr: pa.Array, name: str, where: str = "audit_stated") -> np.ndarray:
     """Float64 values with NaN where the input is null (or NaN)."""
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
         low = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
@@ -251,7 +251,7 @@ def _as_float(arr: pa.Array, name: str) -> np.ndarray:
     try:
         out = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise InputError(f"audit_stated: column {name!r} is not numeric ({arr.type}).") from exc
+        raise InputError(f"{where}: column {name!r} is not numeric ({arr.type}).") from exc
     return np.asarray(out, dtype=np.float64)
 
 
