@@ -106,3 +106,26 @@ def test_p_true_equals_the_scripted_probabilities(tmp_path):
         assert again.calls == 0 and server.total == 4
         with pytest.raises(ValueError, match="log-probabilities"):
             p_true(its, provider="anthropic", model="m", store=st)
+
+
+def test_cli_writes_correct_and_grader_columns(tmp_path):
+    import csv
+    import json
+
+    from typer.testing import CliRunner
+
+    from calibkit.cli import app
+
+    src = tmp_path / "answers.jsonl"
+    src.write_text("".join(json.dumps(it) + "\n" for it in items(3)), encoding="utf-8")
+    out = tmp_path / "graded.csv"
+    with FakeLLMServer({"q1": ["incorrect"]}, default="correct") as server:
+        args = ["stated", "judge", str(src), "--provider", "openai", "--model", "judge-1"]
+        args += ["--store", str(tmp_path / "j.sqlite"), "-o", str(out)]
+        args += ["--base-url", server.openai_base_url, "--api-key-env", "FAKE_KEY"]
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output
+        rows = list(csv.DictReader(out.open(encoding="utf-8")))
+        assert [r["correct"] for r in rows] == ["true", "false", "true"]
+        assert all(r["grader"].startswith("judge:openai/judge-1:") for r in rows)
+        assert server.total == 3
