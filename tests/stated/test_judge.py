@@ -129,3 +129,33 @@ def test_cli_writes_correct_and_grader_columns(tmp_path):
         assert [r["correct"] for r in rows] == ["true", "false", "true"]
         assert all(r["grader"].startswith("judge:openai/judge-1:") for r in rows)
         assert server.total == 3
+
+
+def test_a_judge_killed_mid_way_resumes_asking_only_what_is_left(tmp_path):
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = tmp_path / "answers.jsonl"
+    src.write_text("".join(json.dumps(it) + "\n" for it in items(20)), encoding="utf-8")
+    store = tmp_path / "j.sqlite"
+    with FakeLLMServer(latency=0.1, lifetime=120.0, default="correct") as server:
+        cmd = [sys.executable, "-m", "calibkit.cli", "stated", "judge", str(src)]
+        cmd += ["--provider", "openai", "--model", "judge-1", "--store", str(store)]
+        cmd += ["--base-url", server.openai_base_url, "--api-key-env", "FAKE_KEY"]
+        cmd += ["-o", str(tmp_path / "graded.csv")]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while server.total < 8 and proc.poll() is None:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        time.sleep(0.3)  # requests in flight when it died reach the server
+        before = server.total
+        with ReplyStore(store) as st:
+            with_text = {r.key.item_id for r in st.items() if r.text is not None}
+        assert 0 < len(with_text) < 20
+        r = run_judge(server, store, items(20))
+        assert [g.correct for g in r.grades] == [True] * 20
+        assert r.calls == server.total - before == 20 - len(with_text)  # no reply lost
