@@ -15,6 +15,7 @@ from .elicit import (
     elicit,
     prompt_hash,
 )
+from .judge import DEFAULT_JUDGE_PROMPT, JudgeRun, judge, parse_verdict
 from .parse import (
     ANSWER_KEYS,
     CONFIDENCE_KEYS,
@@ -28,9 +29,17 @@ from .parse import (
     parse_confidence,
     parse_decision,
 )
+from .ptrue import DEFAULT_PTRUE_PROMPT, p_true, true_probability
 from .store import FINAL_STATUSES, ReplyKey, ReplyRecord, ReplyStore, StoreError
 
 __all__ = [
+    "true_probability",
+    "parse_verdict",
+    "p_true",
+    "judge",
+    "JudgeRun",
+    "DEFAULT_PTRUE_PROMPT",
+    "DEFAULT_JUDGE_PROMPT",
     "ANSWER_KEYS",
     "CONFIDENCE_KEYS",
     "Comparison",
