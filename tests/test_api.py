@@ -208,3 +208,20 @@ def test_results_are_frozen():
     table = ck.reliability_bins([0.2, 0.8], [0, 1], n_bins=2)
     with pytest.raises(dataclasses.FrozenInstanceError):
         table.level = 0.5  # type: ignore[misc]
+
+
+def test_every_name_of_calibkit_stated_resolves_and_the_lazy_ones_load_late():
+    import subprocess
+    import sys
+
+    import calibkit.stated as stated
+
+    assert stated.__all__ == sorted(stated.__all__)
+    for name in stated.__all__:
+        assert getattr(stated, name) is not None, name
+    code = "import sys, calibkit; print(sorted(m for m in sys.modules if m.startswith('calibkit.stated.')))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    for module in ("grade", "graders", "semantic", "judged", "judge", "ptrue"):
+        assert f"calibkit.stated.{module}'" not in loaded.stdout, module

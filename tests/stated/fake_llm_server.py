@@ -11,7 +11,15 @@ list is used up, every request gets ``"ok"``):
 - ``"malformed"``: a reply with no confidence in it;
 - ``"429"``, ``"500"``, ``"400"``, ``"401"``, ``"404"``: that HTTP error;
 - ``"slow"``: sleeps ``slow_s`` before answering (for client timeouts);
-- ``"text=REPLY"``: a reply whose text is REPLY, verbatim (for pathological replies).
+- ``"text=REPLY"``: a reply whose text is REPLY, verbatim (for pathological replies);
+- ``"correct"``, ``"incorrect"``: a judge's verdict, ``{"correct": true}`` or ``false``;
+- ``"ptrue:P"``: a P(True) reply, "True" (or "False" when P < 0.5), whose first token's
+  top log-probabilities give "True" 0.9 P, "False" 0.9 (1 - P) and "Maybe" 0.1 (so P(True)
+  renormalised over True and False is P); ``"ptrue:P:yes"`` spells them " Yes" / " No",
+  ``"ptrue:P:split"`` splits each side in two spellings ("True" and " true", "False" and
+  "false", half each); ``"ptrue:none"``: no True/False token among the top log-probabilities.
+
+``default`` is the action of a request whose script is used up (``"ok"`` unless told).
 
 Every request waits ``latency`` seconds first (so that concurrent runs overlap). Setting ``down``
 makes the server drop every request without an answer (closing the connection, as a server that
@@ -45,8 +53,10 @@ class FakeLLMServer:
         lifetime: float = 60.0,
         slow_s: float = 1.0,
         latency: float = 0.0,
+        default: str = "ok",
     ) -> None:
         self.script = {k: list(v) for k, v in (script or {}).items()}
+        self.default = default
         self.max_requests = max_requests
         self.slow_s = slow_s
         self.latency = latency
@@ -137,7 +147,7 @@ class FakeLLMServer:
             self.bodies.append(body)
             over = self.total > self.max_requests
             queue = self.script.get(item)
-            action = queue.pop(0) if queue else "ok"
+            action = queue.pop(0) if queue else self.default
         if over:
             return _error(api, 400, "fake server request budget exhausted")
         if self.latency:
@@ -147,7 +157,16 @@ class FakeLLMServer:
             action = "ok"
         if action.isdigit():
             return _error(api, int(action), f"scripted {action}")
-        if action == "malformed":
+        content: list[dict[str, Any]] | None = None
+        if action in ("correct", "incorrect"):
+            tokens = ['{"', "correct", '":', " true" if action == "correct" else " false", "}"]
+            reply = "".join(tokens)
+            answer_at = None
+        elif action.startswith("ptrue:"):
+            reply, content = _ptrue(action)
+            tokens = [reply]
+            answer_at = None
+        elif action == "malformed":
             reply = "I think it is probably the first one, but I cannot say how sure I am."
             tokens = [reply]
             answer_at = None
@@ -184,7 +203,9 @@ class FakeLLMServer:
             "logprobs": None,
         }
         if body.get("logprobs"):
-            choice["logprobs"] = {"content": _logprobs(tokens, answer_at, options), "refusal": None}
+            if content is None:
+                content = _logprobs(tokens, answer_at, options)
+            choice["logprobs"] = {"content": content, "refusal": None}
         return 200, {
             "id": f"chatcmpl-{self.total}",
             "object": "chat.completion",
@@ -217,6 +238,23 @@ def _logprobs(tokens: list[str], answer_at: int | None, options: list[str]) -> l
         else:
             out.append({**_tok(t, 0.0), "top_logprobs": [_tok(t, 0.0)]})
     return out
+
+
+def _ptrue(action: str) -> tuple[str, list[dict[str, Any]]]:
+    """The reply and the log-probabilities of a scripted P(True) action (see the module)."""
+    parts = action.split(":")
+    if parts[1] == "none":
+        top = [_tok("Maybe", math.log(0.7)), _tok("I", math.log(0.3))]
+        return "Maybe", [{**_tok("Maybe", math.log(0.7)), "top_logprobs": top}]
+    p = float(parts[1])
+    spell = parts[2] if len(parts) > 2 else ""
+    yes, no = ((" Yes",), (" No",)) if spell == "yes" else (("True",), ("False",))
+    if spell == "split":
+        yes, no = ("True", " true"), ("False", "false")
+    masses = [(t, 0.9 * p / len(yes)) for t in yes] + [(t, 0.9 * (1 - p) / len(no)) for t in no]
+    top = [_tok(t, math.log(m)) for t, m in masses if m > 0] + [_tok("Maybe", math.log(0.1))]
+    first = max(top, key=lambda c: c["logprob"])
+    return first["token"], [{**first, "top_logprobs": top}]
 
 
 def _error(api: str, status: int, message: str) -> tuple[int, dict[str, Any]]:

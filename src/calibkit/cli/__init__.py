@@ -3,7 +3,7 @@ library function and rendering the result (:mod:`calibkit.report`)."""
 
 from __future__ import annotations
 
-from . import audit, compare, decide, fit, monitor, segments, stated, stated_fit  # noqa: F401
+from . import audit, compare, decide, fit, monitor, segments, stated, stated_fit, stated_judge  # noqa: F401
 from ._common import EXIT_BAD_INPUT, app
 
 __all__ = ["EXIT_BAD_INPUT", "app", "main"]

@@ -1,8 +1,9 @@
 """Stated confidence: parse the confidence (and answer) a language model states in its reply,
-and audit it per model and per source."""
+elicit it, grade the answers, and audit it per model and per source."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from .decision_set import read_decision_set
@@ -15,17 +16,6 @@ from .elicit import (
     elicit,
     prompt_hash,
 )
-from .grade import (
-    Grade,
-    grade_choice,
-    grade_exact,
-    grade_f1,
-    grade_numeric,
-    grade_regex,
-    normalize_answer,
-)
-from .graders import GRADERS, Grader, grade_many, make_grader
-from .judged import JudgedAudit, JudgedBin, JudgedMeasures, judged_audit
 from .parse import (
     ANSWER_KEYS,
     CONFIDENCE_KEYS,
@@ -39,15 +29,37 @@ from .parse import (
     parse_confidence,
     parse_decision,
 )
-from .semantic import SemanticConsistency, semantic_consistency, semantic_groups
 from .store import FINAL_STATUSES, ReplyKey, ReplyRecord, ReplyStore, StoreError
+
+#: Names imported on first use, by module: the audit reads tables with pyarrow, and the graders,
+#: judges and intervals are not needed to parse or elicit (``import calibkit`` stays light).
+_LAZY_MODULES = {
+    "audit": ("Comparison", "SourceAudit", "StatedAudit", "audit_stated"),
+    "grade": (
+        "Grade",
+        "grade_choice",
+        "grade_exact",
+        "grade_f1",
+        "grade_numeric",
+        "grade_regex",
+        "normalize_answer",
+    ),
+    "graders": ("GRADERS", "Grader", "grade_many", "make_grader"),
+    "semantic": ("SemanticConsistency", "semantic_consistency", "semantic_groups"),
+    "judged": ("JudgedAudit", "JudgedBin", "JudgedMeasures", "judged_audit"),
+    "judge": ("DEFAULT_JUDGE_PROMPT", "JudgeRun", "judge", "parse_verdict"),
+    "ptrue": ("DEFAULT_PTRUE_PROMPT", "p_true", "true_probability"),
+}
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
 __all__ = [
     "ANSWER_KEYS",
     "CONFIDENCE_KEYS",
     "Comparison",
     "ConfidenceParse",
+    "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_PROMPT",
+    "DEFAULT_PTRUE_PROMPT",
     "DEFAULT_VERBAL_SCALE",
     "ElicitationRun",
     "FINAL_STATUSES",
@@ -56,6 +68,7 @@ __all__ = [
     "Grader",
     "Item",
     "ItemResult",
+    "JudgeRun",
     "JudgedAudit",
     "JudgedBin",
     "JudgedMeasures",
@@ -79,25 +92,25 @@ __all__ = [
     "grade_many",
     "grade_numeric",
     "grade_regex",
+    "judge",
+    "judged_audit",
     "make_grader",
     "normalize_answer",
-    "judged_audit",
+    "p_true",
     "parse_batch",
     "parse_confidence",
     "parse_decision",
+    "parse_verdict",
     "prompt_hash",
     "read_decision_set",
     "semantic_consistency",
     "semantic_groups",
+    "true_probability",
 ]
-#: Names from .audit, imported on first use: the audit reads tables with pyarrow, which
-#: ``import calibkit`` does not load.
-_LAZY = {"Comparison", "SourceAudit", "StatedAudit", "audit_stated"}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from . import audit
-
-        return getattr(audit, name)
+        module = importlib.import_module(f"{__name__}.{_LAZY[name]}")
+        return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

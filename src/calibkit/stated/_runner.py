@@ -13,6 +13,10 @@ fails on (a bug) is recorded at once; the reply itself is kept in the store eith
 
 Connection failures stop the run quickly (see :class:`Reachability`), leaving every key
 resumable.
+
+What a reply must hold is the plan's ``validate`` (default: an answer among the item's options
+and a confidence, :func:`validate_decision`); the judge and P(True) pass their own, so every
+kind of question goes through this one loop.
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ import math
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import Any
 
 from .items import Item
 from .logprobs import option_distribution
@@ -32,7 +37,16 @@ from .parse import decision_reason
 from .providers import Caller, Reply, classify, describe
 from .store import FINAL_STATUSES, ReplyKey, ReplyStore, StoreError
 
-__all__ = ["Counters", "Plan", "Reachability", "run_keys"]
+__all__ = [
+    "Counters",
+    "Plan",
+    "Reachability",
+    "Unparsed",
+    "Validated",
+    "Validator",
+    "run_keys",
+    "validate_decision",
+]
 
 #: connection failures in a row, before any reply has come, after which a run stops
 STARTUP_FAILURES = 3
@@ -102,6 +116,20 @@ class Reachability:
 
 
 @dataclass(frozen=True)
+class Unparsed:
+    """Why a reply gives nothing: recorded as the key's error "unparsed: <reason>"."""
+
+    reason: str
+    final: bool  # True: asking again would not help (or the parser itself failed)
+
+
+#: what a valid reply gives: the answer, the confidence (None: none) and a distribution
+Validated = tuple[str, float | None, dict[str, float] | None]
+#: ``validate(text, logprobs, item, source)``: what a reply gives, or why it gives nothing
+Validator = Callable[[str, Any, Item, str], "Validated | Unparsed"]
+
+
+@dataclass(frozen=True)
 class Plan:
     """What every key of one run is asked with."""
 
@@ -114,36 +142,40 @@ class Plan:
     backoff_max: float
     owner: str
     lease_s: float
+    validate: Validator | None = None  # None: validate_decision
+
+    def check(self, text: str, logprobs: Any, item: Item) -> Validated | Unparsed:
+        """What a reply gives, by the plan's validator; a validator that fails is a parser bug:
+        the reply stays stored and the key is recorded unparsed at once."""
+        if self.validate is None:
+            return validate_decision(text, logprobs, item, self.source)
+        try:
+            return self.validate(text, logprobs, item, self.source)
+        except Exception as exc:
+            reason = f"the parser failed on this reply ({describe(exc)[:300]})"
+            return Unparsed(reason, final=True)
 
 
-@dataclass(frozen=True)
-class _Unparsed:
-    reason: str
-    final: bool  # True: asking again would not help (or the parser itself failed)
-
-
-def _validate(
-    text: str, logprobs: object, item: Item, source: str
-) -> tuple[str, float, dict[str, float] | None] | _Unparsed:
-    """(answer, confidence, distribution), or why the reply gives none."""
+def validate_decision(text: str, logprobs: Any, item: Item, source: str) -> Validated | Unparsed:
+    """(answer, confidence, distribution) of an elicitation reply, or why it gives none."""
     try:
         r = decision_reason(text, item.options)
         if isinstance(r, str):
-            return _Unparsed(r, final=False)
+            return Unparsed(r, final=False)
         answer = str(r[0])
         if source != "logprob":
             return answer, float(r[1]), None
         dist = option_distribution(logprobs or [], text, answer, item.options)  # type: ignore[arg-type]
     except Exception as exc:  # a parser bug must never wedge a run: the reply stays stored
-        return _Unparsed(f"the parser failed on this reply ({describe(exc)[:300]})", final=True)
+        return Unparsed(f"the parser failed on this reply ({describe(exc)[:300]})", final=True)
     if dist is None:
-        return _Unparsed("no log-probabilities for the answer token", final=True)
+        return Unparsed("no log-probabilities for the answer token", final=True)
     return answer, dist[answer], dist
 
 
 def _settle(store: ReplyStore, key: ReplyKey, v: object) -> str | None:
     """Record a validated reply: None when it is done, else the reason to ask again."""
-    if isinstance(v, _Unparsed):
+    if isinstance(v, Unparsed):
         if v.final:
             store.mark(key, "failed", error=f"unparsed: {v.reason}")
             return None
@@ -171,7 +203,7 @@ def _answer(
     n_replies = sum(1 for a in store.attempts(key) if a["text"] is not None)
     reason: str | None = "malformed"
     if rec is not None and rec.status == "pending" and rec.text is not None:
-        reason = _settle(store, key, _validate(rec.text, rec.logprobs, item, plan.source))
+        reason = _settle(store, key, plan.check(rec.text, rec.logprobs, item))
         if reason is None:
             return
     while True:
@@ -203,7 +235,7 @@ def _answer(
                 counters.lost.append((key, reply.output_tokens))
             raise
         n_replies += 1
-        reason = _settle(store, key, _validate(reply.text, reply.logprobs, item, plan.source))
+        reason = _settle(store, key, plan.check(reply.text, reply.logprobs, item))
         if reason is None:
             return
 
