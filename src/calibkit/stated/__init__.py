@@ -50,6 +50,7 @@ _LAZY_MODULES = {
     "judge": ("DEFAULT_JUDGE_PROMPT", "JudgeRun", "judge", "parse_verdict"),
     "ptrue": ("DEFAULT_PTRUE_PROMPT", "p_true", "true_probability"),
 }
+_PACKAGE = "calibkit.stated"
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
 __all__ = [
@@ -111,6 +112,6 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        module = importlib.import_module(f"{__name__}.{_LAZY[name]}")
+        module = importlib.import_module(f"{_PACKAGE}.{_LAZY[name]}")
         return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
