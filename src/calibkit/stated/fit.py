@@ -335,10 +335,9 @@ def _calibrator(
             raise InputError(
                 f"{where}: {method} takes the log-odds of {confidence!r}, infinite at 0 and 1; "
                 f"{int(ends.sum())} rows state exactly 0 or 1, first at row {i} "
-                f"({_name(by, group_keys[groups[i]])}: {float(conf[i])!r}). Pass clip=0.005 (half "
-                "the finest step of stated values; a warning counts the rows moved), or use "
-                "isotonic or "
-                "histogram, which take 0 and 1 as they are."
+                f"({_name(by, group_keys[groups[i]])}: {float(conf[i])!r}). Pass clip=0.005 "
+                "(--clip 0.005; half the finest step of stated values, and a warning counts the "
+                "rows moved), or use isotonic or histogram, which take 0 and 1 as they are."
             )
     return calibrator
 
