@@ -91,7 +91,7 @@ def test_show_completion_prints_a_script_for_calibkit(shell, line):
     ("words", "expected"),
     [
         ("calibkit st", ["stated"]),
-        ("calibkit stated ", ["audit", "run"]),
+        ("calibkit stated ", ["audit", "run", "fit", "judge"]),
         ("calibkit audit p.csv --stra", ["--strategy"]),
         ("calibkit audit p.csv --strategy ", ["uniform", "quantile"]),
     ],
