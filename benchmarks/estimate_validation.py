@@ -73,8 +73,7 @@ def _summary(results):
         flagged = np.mean([p.outside for p, _ in pairs])
         alarmed = np.mean([p.shifted for p, _ in pairs])
         silent = sum(
-            not h and not p.outside and not p.shifted
-            for h, (p, _) in zip(hit, pairs, strict=True)
+            not h and not p.outside and not p.shifted for h, (p, _) in zip(hit, pairs, strict=True)
         )
         print(
             f"| {method} | {len(pairs)} | {err:.4f} | {np.mean(hit):.1%} | {flagged:.1%} | "
