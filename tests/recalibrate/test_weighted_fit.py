@@ -22,6 +22,16 @@ RTOL = 1e-8
 #: NLL values, which are flat to rounding within that of the minimum), so a weighted sum and
 #: repeated terms, which round differently, agree to that
 GOLDEN_RTOL = 1e-6
+#: vector and matrix scaling stop where scipy's solver sees a gradient norm below 1e-10 of the
+#: logit scale; two fits whose sums round differently stop at points that far apart divided by
+#: the objective's curvature, which on 200 rows is about 1e-8 relative
+SOLVER_RTOL = 1e-7
+
+
+def _rtol(case: str) -> float:
+    if case == "temperature-golden":
+        return GOLDEN_RTOL
+    return SOLVER_RTOL if case.startswith(("vector", "matrix")) else RTOL
 
 
 def _binary_scores(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -137,7 +147,7 @@ def test_integer_weights_fit_the_repeated_rows(case):
         repeated = _fit(factory(), x[rep], y[rep], groups[rep])
     grid, _ = make(50, 99)
     grid_groups = _groups(50)
-    rtol = GOLDEN_RTOL if case == "temperature-golden" else RTOL
+    rtol = _rtol(case)
     np.testing.assert_allclose(
         _predict(weighted, grid, grid_groups),
         _predict(repeated, grid, grid_groups),
@@ -168,8 +178,9 @@ def test_weights_times_a_constant_fit_the_same_map(case):
         warnings.simplefilter("ignore", ck.CalibkitWarning)
         one = _fit(factory(), x, y, groups, sample_weight=weights)
         ten = _fit(factory(), x, y, groups, sample_weight=10.0 * weights)
+    rtol = _rtol(case)
     np.testing.assert_allclose(
-        _predict(one, grid, _groups(40)), _predict(ten, grid, _groups(40)), rtol=RTOL, atol=1e-12
+        _predict(one, grid, _groups(40)), _predict(ten, grid, _groups(40)), rtol=rtol, atol=1e-12
     )
 
 
