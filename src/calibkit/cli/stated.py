@@ -60,12 +60,29 @@ class StatedSource(StrEnum):
     "common stated values, and which source is better calibrated.\n\n"
     "FILE is a table (.csv, .tsv, .parquet, .jsonl) with one row per answer, or a reply store "
     "(.sqlite/.db, written by calibkit stated run) with --decision-set for the labels; a store is "
-    "audited per run (model, prompt and settings) unless --pool.",
+    "audited per run (model, prompt and settings) unless --pool. Several FILEs may be given when "
+    "all are lm-evaluation-harness samples files (lm_eval --log_samples: samples_*.jsonl): "
+    "multiple-choice tasks are audited by the softmax over the options' log-likelihoods, "
+    "generation tasks by the confidence stated in the reply.",
 )
 def stated_audit(
-    file: Annotated[
-        Path, typer.Argument(help="Table of answers, or a reply store.", show_default=False)
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Table of answers, a reply store, or lm-evaluation-harness samples files.",
+            show_default=False,
+            metavar="FILE...",
+        ),
     ],
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            help="With harness samples: the model's name (default: the run's results file, "
+            "else the folder the harness wrote the samples to).",
+            show_default=False,
+            rich_help_panel=_COLUMNS,
+        ),
+    ] = None,
     group_by: Annotated[
         str | None,
         typer.Option(
@@ -136,11 +153,13 @@ def stated_audit(
         _fail(f"{command}: --bins must be at least 1, got {bins}.")
     if not 0.0 < level < 1.0:
         _fail(f"{command}: --level must lie strictly between 0 and 1, got {level}.")
+    name = files[0].name if len(files) == 1 else f"{files[0].name} and {len(files) - 1} more"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             result = audit_answers(
-                file,
+                files,
+                llm=llm,
                 group_by=group_by,
                 sources=sources,
                 correct=correct,
@@ -159,7 +178,7 @@ def stated_audit(
     if html is not None:
         write_report = _html_writer(command)
         _write(
-            lambda: write_report(html, stated=result, title=f"Stated confidence: {file.name}"),
+            lambda: write_report(html, stated=result, title=f"Stated confidence: {name}"),
             html,
             command,
         )
@@ -167,7 +186,8 @@ def stated_audit(
             typer.echo(f"wrote HTML report to {html}", err=True)
 
     if json_out:
-        document = {"source": str(file), **result.to_dict()}
+        source = str(files[0]) if len(files) == 1 else [str(f) for f in files]
+        document = {"source": source, **result.to_dict()}
         typer.echo(json.dumps(jsonable(document), indent=2, allow_nan=False))
         return
     if quiet:
@@ -176,7 +196,7 @@ def stated_audit(
         return
     from rich.console import Console
 
-    render_stated_audit(result, Console(highlight=False), source=str(file), wide=wide)
+    render_stated_audit(result, Console(highlight=False), source=name, wide=wide)
 
 
 @stated_app.command(

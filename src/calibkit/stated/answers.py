@@ -213,9 +213,29 @@ def check_pooling(
             )
 
 
+def _harness_defaults(table: dict[str, list[Any]]) -> tuple[str, str]:
+    """Default groups and sources of harness samples: per model and task (and filter when a
+    task has several), and the sources its kinds of task give."""
+    filters: defaultdict[str, set[str]] = defaultdict(set)
+    for task, name in zip(table["qset"], table["filter"], strict=True):
+        filters[task].add(name)
+    groups = "llm,qset,filter" if any(len(v) > 1 for v in filters.values()) else "llm,qset"
+    kinds = set(table["kind"])
+    sources = [
+        s
+        for s, kind in (
+            ("chosen_token_confidence", "multiple_choice"),
+            ("stated_confidence", "generate_until"),
+        )
+        if kind in kinds
+    ]
+    return groups, ",".join(sources)
+
+
 def audit_answers(
-    path: str | Path,
+    path: str | Path | Sequence[str | Path],
     *,
+    llm: str | None = None,
     group_by: str | Sequence[str] | None = None,
     sources: str | Sequence[str] | None = None,
     correct: str = "correct",
@@ -230,6 +250,12 @@ def audit_answers(
 ) -> Any:
     """Audit the stated confidences in a file of answers (see the module docstring): a
     :class:`calibkit.stated.StatedAudit`.
+
+    ``path`` may also be one or more samples files of lm-evaluation-harness
+    (``lm_eval --log_samples``), read by :func:`calibkit.stated.harness.read_harness_samples`
+    with ``llm`` naming the model; their defaults are ``llm,qset`` (and ``filter`` when a task
+    has several) and the sources their tasks give (``chosen_token_confidence`` for multiple
+    choice, ``stated_confidence`` for generation).
 
     ``group_by`` and ``sources`` name columns (a comma-separated string, or a sequence; ``""``
     groups nothing). Defaults: for a table ``llm,qset`` and
@@ -250,8 +276,26 @@ def audit_answers(
     (4, 0.75, 0.775)
     """
     from .audit import audit_stated
+    from .harness import is_harness_samples, read_harness_samples
 
-    path = Path(path)
+    paths = [Path(p) for p in ([path] if isinstance(path, str | Path) else path)]
+    if not paths:
+        raise InputError(f"{where}: no file given.")
+    harness = [p for p in paths if is_harness_samples(p)]
+    if harness and len(harness) < len(paths):
+        other = next(p for p in paths if p not in harness)
+        raise InputError(
+            f"{where}: '{other}' is not an lm-evaluation-harness samples file, but "
+            f"'{harness[0]}' is; audit harness samples files together, other files one at a time."
+        )
+    if len(paths) > 1 and not harness:
+        raise InputError(
+            f"{where}: {len(paths)} files given; several files go together only when all are "
+            "lm-evaluation-harness samples files (samples_*.jsonl). Audit one table or store."
+        )
+    if llm is not None and not harness:
+        raise InputError(f"{where}: --llm goes with lm-evaluation-harness samples files only.")
+    path = paths[0]
     store = is_reply_store(path)
     if decision_set is not None and not store:
         raise InputError(
@@ -259,6 +303,13 @@ def audit_answers(
         )
     if pool and not store:
         raise InputError(f"{where}: --pool goes with a reply store (.sqlite/.db), not '{path}'.")
+    table: Any = None
+    if harness:
+        table = read_harness_samples(harness, llm=llm, where=where)
+        names = list(table)
+        default_groups, default_sources = _harness_defaults(table)
+        group_by = default_groups if group_by is None else group_by
+        sources = default_sources if sources is None else sources
     if group_by is None:
         group_by = ",".join(RUN_COLUMNS) if store else "llm,qset"
     if sources is None:
@@ -267,11 +318,10 @@ def audit_answers(
     srcs = column_names(sources, "--sources", where=where)
     if not srcs:
         raise InputError(f"{where}: --sources names no column.")
-    table: Any
     if store:
         table = store_answers(path, decision_set, where=where)
         names = list(table)
-    else:
+    elif not harness:
         table = read_answer_table(path, where=where)
         names = list(table.column_names)
     wanted = [("--group-by", n) for n in groups] + [("--sources", n) for n in srcs]
@@ -292,6 +342,7 @@ def audit_answers(
         n_boot=n_boot,
         n_sims=n_sims,
         level=level,
+        skip_absent=bool(harness),
     )
 
 

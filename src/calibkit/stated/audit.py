@@ -354,6 +354,7 @@ def audit_stated(
     n_sims: int = 1000,
     level: float = 0.95,
     top: int = 5,
+    skip_absent: bool = False,
 ) -> StatedAudit:
     """Audit each source of confidence in each group of a table of answers.
 
@@ -363,6 +364,8 @@ def audit_stated(
     :func:`calibkit.nll` and :func:`calibkit.auc` give on the group's non-missing rows; the
     interval is :func:`calibkit.bootstrap_ece` and the floor :func:`calibkit.noise_floor` (mean
     over simulations), both seeded with ``seed``. Groups are listed in order of first appearance.
+    ``skip_absent`` leaves out a source in a group where it has no value at all (a table whose
+    tasks give different sources); by default such a source is listed with N = 0.
     """
     group_by = tuple(group_by)
     sources = tuple(sources)
@@ -412,6 +415,7 @@ def audit_stated(
                 top=top,
             )
             for s in sources
+            if not (skip_absent and np.isnan(confs[s][idx]).all())
         ]
         rows.extend(here)
         with_data = [r for r in here if r.ece is not None]
