@@ -159,3 +159,48 @@ def test_a_judge_killed_mid_way_resumes_asking_only_what_is_left(tmp_path):
         r = run_judge(server, store, items(20))
         assert [g.correct for g in r.grades] == [True] * 20
         assert r.calls == server.total - before == 20 - len(with_text)  # no reply lost
+
+
+_P_TRUE_CHILD = """
+import json, sys
+from calibkit.stated.ptrue import p_true
+its = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+p_true(its, provider="openai", model="m", store=sys.argv[2], base_url=sys.argv[3],
+       api_key_env="FAKE_KEY", concurrency=2)
+"""
+
+
+def test_a_p_true_run_killed_mid_way_resumes_asking_only_what_is_left(tmp_path):
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    its = [{k: v for k, v in it.items() if k != "gold"} for it in items(20)]
+    src = tmp_path / "proposed.jsonl"
+    src.write_text("".join(json.dumps(it) + "\n" for it in its), encoding="utf-8")
+    store = tmp_path / "p.sqlite"
+    # twice: a request in flight when the child died is asked again by the second run
+    script = {f"q{i}": [f"ptrue:{0.05 * (i + 1):.2f}"] * 2 for i in range(20)}
+    with FakeLLMServer(script, latency=0.1, lifetime=120.0) as server:
+        cmd = [sys.executable, "-c", _P_TRUE_CHILD, str(src), str(store)]
+        proc = subprocess.Popen(
+            [*cmd, server.openai_base_url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        while server.total < 6 and proc.poll() is None:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        time.sleep(0.3)  # requests in flight when it died reach the server
+        before = server.total
+        with ReplyStore(store) as st:
+            with_text = {r.key.item_id for r in st.items() if r.text is not None}
+        assert 0 < len(with_text) < 20
+        kw = {"base_url": server.openai_base_url, "api_key_env": "FAKE_KEY", **FAST}
+        r = p_true(its, provider="openai", model="m", store=store, **kw)
+        # item i was scripted P(True) = 0.05 (i + 1), whichever run asked it
+        got = [x.confidence for x in r.results]
+        assert got == pytest.approx([0.05 * (i + 1) for i in range(20)], abs=1e-9)
+        assert r.calls == server.total - before == 20 - len(with_text)  # no reply lost
+        assert r.reused == len(with_text)
