@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import calibkit as ck
-from calibkit.estimate import estimator as est_module
+from calibkit.estimate import sums as sums_module
 from calibkit.estimate.sums import SortedTarget
 
 
@@ -36,7 +36,7 @@ def test_the_summed_interval_agrees_with_the_row_by_row_one(monkeypatch):
     estimator = ck.PerformanceEstimator().fit(ref, ref_right)
     summed = estimator.estimate(target, threshold=0.8, l_wrong=1, l_defer=0.3, n_boot=300)
     assert "drawn normal" in summed.accuracy.method
-    monkeypatch.setattr(est_module, "MIN_ROWS", 10**9)  # every resample row by row
+    monkeypatch.setattr(sums_module, "MIN_ROWS", 10**9)  # every resample row by row
     rows = estimator.estimate(target, threshold=0.8, l_wrong=1, l_defer=0.3, n_boot=300)
     assert "drawn normal" not in rows.accuracy.method
     for name in ("accuracy", "selective_risk", "cost", "coverage"):

@@ -3,7 +3,6 @@ target rows, with a bootstrap interval and the reasons not to trust it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -14,10 +13,10 @@ from ..measure.uncertainty import BootstrapInterval
 from ..recalibrate import IsotonicCalibration
 from .inputs import Scores, read_labels, read_scores
 from .methods import METHODS, SCORES, Fitted, correct_of, fit_method, new_calibrator
-from .metrics import NAMES, Policy, binary_metrics, threshold_metrics
+from .metrics import NAMES, Policy, Values, binary_metrics, threshold_metrics
 from .periods import PeriodEstimates, estimate_periods
 from .result import PerformanceEstimate
-from .sums import MIN_ROWS, MIN_VARIANCE, SortedTarget
+from .sums import drawn_sums, summed_target
 from .trust import trust_notes
 
 __all__ = ["ESTIMANDS", "PerformanceEstimator", "estimate_performance"]
@@ -37,8 +36,6 @@ _SUMMED = (
     "exact mean and variance under the refitted isotonic map (a large target)"
 )
 _POPULATION = "percentile bootstrap: reference rows resampled and refitted, target rows resampled"
-
-Values = dict[str, float | None]
 
 
 class PerformanceEstimator:
@@ -290,7 +287,7 @@ class PerformanceEstimator:
         estimand = v.choice(estimand, name="estimand", allowed=ESTIMANDS, where=where)
         rng = v.seed_or_rng(seed, where=where)
         point = _values(self.fitted_, tgt, policy)
-        summed = _summed_target(self.fitted_, tgt, policy) if estimand == "rows" else None
+        summed = summed_target(self.fitted_, tgt, policy) if estimand == "rows" else None
         draws: dict[str, list[float]] = {name: [] for name in NAMES}
         for _ in range(n_boot):
             index = self._resample(rng, where=where)
@@ -301,7 +298,7 @@ class PerformanceEstimator:
             else:
                 right = self.reference_right_[index]
                 if summed is not None and isinstance(refit.calibrator, IsotonicCalibration):
-                    values = _drawn_sums(refit.calibrator, summed, policy, rng)
+                    values = drawn_sums(refit.calibrator, summed, policy, rng)
                 else:
                     values = _drawn(refit, tgt, policy, rng, reference=(resampled, right))
             for name, value in values.items():
@@ -457,59 +454,6 @@ def _from_rows(
     if event is not None and target.binary:
         out.update(binary_metrics(event, target.predicted, target.positive))
     return out
-
-
-def _summed_target(fitted: Fitted, target: Scores, policy: Policy | None) -> _Summed | None:
-    """The prefix sums that draw CBPE's resamples in O(knots) each, when they apply: a large
-    target, an isotonic map of the top-label confidence (clipped outside its range), and
-    enough variance in each drawn sum for the normal draw (:mod:`calibkit.estimate.sums`)."""
-    cal = fitted.calibrator
-    if (
-        fitted.method != "cbpe"
-        or target.n < MIN_ROWS
-        or target.binary
-        or not isinstance(cal, IsotonicCalibration)
-        or cal.out_of_bounds != "clip"
-        or len(cal.maps_) != 1
-    ):
-        return None
-    sorted_target = SortedTarget.of(target.confidence)  # sorted by the caller
-    start = (
-        target.n if policy is None else int(np.searchsorted(target.confidence, policy.threshold))
-    )
-    q = fitted.event(target)
-    variance = q * (1.0 - q)
-    parts = [variance] if policy is None else [variance[:start], variance[start:]]
-    if any(part.size and part.sum() < MIN_VARIANCE for part in parts):
-        return None
-    return _Summed(sorted_target, start)
-
-
-@dataclass(frozen=True)
-class _Summed:
-    target: SortedTarget
-    start: int  # the first row acted on (rows are sorted by confidence)
-
-
-def _drawn_sums(
-    cal: IsotonicCalibration, summed: _Summed, policy: Policy | None, rng: np.random.Generator
-) -> Values:
-    """One draw of the number right, acted on and not, from the refitted map's moments."""
-    fitted_map = cal.maps_[0]
-    n, start = summed.target.n, summed.start
-    total, squares = summed.target.moments(fitted_map.x, fitted_map.y, start=0)
-    acted, acted_squares = summed.target.moments(fitted_map.x, fitted_map.y, start=start)
-    right_acts = _normal_sum(acted, acted - acted_squares, rng)
-    rest = total - acted
-    right = right_acts + _normal_sum(rest, rest - (squares - acted_squares), rng)
-    out: Values = {"accuracy": right / n}
-    if policy is not None:
-        out.update(threshold_metrics(n, n - start, right_acts, policy))
-    return out
-
-
-def _normal_sum(mean: float, variance: float, rng: np.random.Generator) -> float:
-    return mean + float(rng.normal(0.0, np.sqrt(max(variance, 0.0)))) if mean or variance else 0.0
 
 
 def _drawn(

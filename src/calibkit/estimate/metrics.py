@@ -17,7 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NAMES", "Policy", "binary_metrics", "expected_auc", "threshold_metrics"]
+__all__ = ["NAMES", "Policy", "Values", "binary_metrics", "expected_auc", "threshold_metrics"]
+
+#: The estimates by name (None where undefined).
+Values = dict[str, float | None]
 
 #: The estimated quantities, in the order results list them.
 NAMES = (

@@ -20,7 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MIN_VARIANCE", "MIN_ROWS", "SortedTarget"]
+from ..recalibrate import IsotonicCalibration
+from .inputs import Scores
+from .methods import Fitted
+from .metrics import Policy, Values, threshold_metrics
+
+__all__ = ["MIN_ROWS", "MIN_VARIANCE", "SortedTarget", "Summed", "drawn_sums", "summed_target"]
 
 #: The variance of a drawn sum below which the rows are drawn one by one.
 MIN_VARIANCE = 100.0
@@ -76,3 +81,56 @@ class SortedTarget:
         total = float(np.sum(a * count + b * s1))
         squares = float(np.sum(a * a * count + 2.0 * a * b * s1 + b * b * s2))
         return total, squares
+
+
+def summed_target(fitted: Fitted, target: Scores, policy: Policy | None) -> Summed | None:
+    """The prefix sums that draw CBPE's resamples in O(knots) each, when they apply: a large
+    target, an isotonic map of the top-label confidence (clipped outside its range), and
+    enough variance in each drawn sum for the normal draw (see the module docstring)."""
+    cal = fitted.calibrator
+    if (
+        fitted.method != "cbpe"
+        or target.n < MIN_ROWS
+        or target.binary
+        or not isinstance(cal, IsotonicCalibration)
+        or cal.out_of_bounds != "clip"
+        or len(cal.maps_) != 1
+    ):
+        return None
+    sorted_target = SortedTarget.of(target.confidence)  # sorted by the caller
+    start = (
+        target.n if policy is None else int(np.searchsorted(target.confidence, policy.threshold))
+    )
+    q = fitted.event(target)
+    variance = q * (1.0 - q)
+    parts = [variance] if policy is None else [variance[:start], variance[start:]]
+    if any(part.size and part.sum() < MIN_VARIANCE for part in parts):
+        return None
+    return Summed(sorted_target, start)
+
+
+@dataclass(frozen=True)
+class Summed:
+    target: SortedTarget
+    start: int  # the first row acted on (rows are sorted by confidence)
+
+
+def drawn_sums(
+    cal: IsotonicCalibration, summed: Summed, policy: Policy | None, rng: np.random.Generator
+) -> Values:
+    """One draw of the number right, acted on and not, from the refitted map's moments."""
+    fitted_map = cal.maps_[0]
+    n, start = summed.target.n, summed.start
+    total, squares = summed.target.moments(fitted_map.x, fitted_map.y, start=0)
+    acted, acted_squares = summed.target.moments(fitted_map.x, fitted_map.y, start=start)
+    right_acts = normal_sum(acted, acted - acted_squares, rng)
+    rest = total - acted
+    right = right_acts + normal_sum(rest, rest - (squares - acted_squares), rng)
+    out: Values = {"accuracy": right / n}
+    if policy is not None:
+        out.update(threshold_metrics(n, n - start, right_acts, policy))
+    return out
+
+
+def normal_sum(mean: float, variance: float, rng: np.random.Generator) -> float:
+    return mean + float(rng.normal(0.0, np.sqrt(max(variance, 0.0)))) if mean or variance else 0.0
