@@ -205,6 +205,8 @@ def test_replay_file(tmp_path):
     assert r.results[0].answer == "Shakespeare"
     assert r.results[0].confidence == pytest.approx(2 / 3, abs=1e-15)
     assert r.run.provider == "replay" and r.run.calls == 3
+    # the table: entropy -(2/3 ln 2/3 + 1/3 ln 1/3) = 0.6365 shown as 0.637
+    assert str(r).splitlines()[2] == "r1  Shakespeare  0.667  0.637  3/3  False"
     d = r.to_dict()
     assert d["items"][0]["consistency"]["groups"] == [[0, 2], [1]]
     assert json.loads(json.dumps(d)) == d
