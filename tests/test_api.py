@@ -223,5 +223,15 @@ def test_every_name_of_calibkit_stated_resolves_and_the_lazy_ones_load_late():
     loaded = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
-    for module in ("grade", "graders", "semantic", "judged", "judge", "ptrue", "harness", "fit"):
+    for module in (
+        "grade",
+        "graders",
+        "semantic",
+        "judged",
+        "judge",
+        "ptrue",
+        "topk",
+        "harness",
+        "fit",
+    ):
         assert f"calibkit.stated.{module}'" not in loaded.stdout, module
