@@ -223,3 +223,15 @@ def test_a_run_killed_mid_way_resumes_asking_only_what_is_left(tmp_path):
         r = run_topk(server, store, items(20))
         assert [x.confidence for x in r.results] == [0.6] * 20
         assert r.calls == server.total - before == 20 - len(with_text)  # nothing asked twice
+
+
+def test_the_package_name_is_the_function_though_its_module_is_loaded():
+    import sys
+
+    import calibkit.stated as stated
+    from calibkit.stated import judge as judge_function
+    from calibkit.stated import topk as topk_function
+
+    assert "calibkit.stated.topk" in sys.modules  # imported above, at the top of this file
+    assert topk_function is topk and stated.topk is topk and callable(judge_function)
+    assert sys.modules["calibkit.stated.topk"].parse_topk is parse_topk

@@ -4,6 +4,8 @@ elicit it, grade the answers, and audit it per model and per source."""
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 from .decision_set import read_decision_set
@@ -122,6 +124,21 @@ __all__ = [
     "topk",
     "true_probability",
 ]
+
+
+class _Package(types.ModuleType):
+    """Keeps a lazy function bound on the package when its submodule of the same name is
+    imported (``judge``, ``topk``): the import system binds the submodule on the package once it
+    is loaded, which would hide the function; the submodule stays in ``sys.modules``, so
+    ``from calibkit.stated.topk import parse_topk`` still reads it."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _LAZY.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
