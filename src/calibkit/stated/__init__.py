@@ -4,6 +4,8 @@ elicit it, grade the answers, and audit it per model and per source."""
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 from .decision_set import read_decision_set
@@ -50,6 +52,7 @@ _LAZY_MODULES = {
     "judge": ("DEFAULT_JUDGE_PROMPT", "JudgeRun", "judge", "parse_verdict"),
     "ptrue": ("DEFAULT_PTRUE_PROMPT", "p_true", "true_probability"),
     "sampled": ("DEFAULT_ANSWER_PROMPT", "SampledRun", "parse_answer", "sample_answers"),
+    "topk": ("DEFAULT_TOPK_PROMPT", "TOPK_REASONS", "TopKRun", "parse_topk", "topk"),
     "harness": ("HARNESS_COLUMNS", "is_harness_samples", "read_harness_samples"),
     "fit": ("StatedFit", "StatedFits", "fit_stated"),
 }
@@ -65,6 +68,7 @@ __all__ = [
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_PROMPT",
     "DEFAULT_PTRUE_PROMPT",
+    "DEFAULT_TOPK_PROMPT",
     "DEFAULT_VERBAL_SCALE",
     "ElicitationRun",
     "FINAL_STATUSES",
@@ -92,6 +96,8 @@ __all__ = [
     "StatedFit",
     "StatedFits",
     "StoreError",
+    "TOPK_REASONS",
+    "TopKRun",
     "audit_stated",
     "decision_reason",
     "elicit",
@@ -112,6 +118,7 @@ __all__ = [
     "parse_batch",
     "parse_confidence",
     "parse_decision",
+    "parse_topk",
     "parse_verdict",
     "prompt_hash",
     "read_decision_set",
@@ -119,8 +126,24 @@ __all__ = [
     "sample_answers",
     "semantic_consistency",
     "semantic_groups",
+    "topk",
     "true_probability",
 ]
+
+
+class _Package(types.ModuleType):
+    """Keeps a lazy function bound on the package when its submodule of the same name is
+    imported (``judge``, ``topk``): the import system binds the submodule on the package once it
+    is loaded, which would hide the function; the submodule stays in ``sys.modules``, so
+    ``from calibkit.stated.topk import parse_topk`` still reads it."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _LAZY.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
