@@ -1,4 +1,4 @@
-"""Judgements per second of calibkit.stated.judge against the loopback fake server
+"""Judgements per second of calibkit.stated.judge() against the loopback fake server
 (tests/stated/fake_llm_server.py) answering every request after 50 ms, at concurrency 1, 8, 32.
 
 Run: PYTHONPATH=src python benchmarks/judge_throughput.py [--items 400] [--latency 0.05]
@@ -18,7 +18,7 @@ sys.path.insert(0, str(HERE.parent / "tests" / "stated"))
 
 from fake_llm_server import FakeLLMServer  # noqa: E402
 
-from calibkit.stated.judge import judge  # noqa: E402
+from calibkit.stated.judging import judge  # noqa: E402
 
 
 def main() -> None:

@@ -228,10 +228,10 @@ def test_every_name_of_calibkit_stated_resolves_and_the_lazy_ones_load_late():
         "graders",
         "semantic",
         "judged",
-        "judge",
+        "judging",
         "ptrue",
         "sampled",
-        "topk",
+        "topk_guesses",
         "harness",
         "fit",
     ):

@@ -7,7 +7,7 @@ import threading
 import pytest
 from fake_llm_server import FakeLLMServer
 
-from calibkit.stated.judge import DEFAULT_JUDGE_PROMPT, judge, parse_verdict
+from calibkit.stated.judging import DEFAULT_JUDGE_PROMPT, judge, parse_verdict
 from calibkit.stated.ptrue import p_true
 from calibkit.stated.store import ReplyStore
 

@@ -11,7 +11,7 @@ from fake_llm_server import FakeLLMServer
 from calibkit import InputError
 from calibkit.stated._questions import key_id, render
 from calibkit.stated.store import ReplyStore
-from calibkit.stated.topk import DEFAULT_TOPK_PROMPT, TOPK_REASONS, parse_topk, topk
+from calibkit.stated.topk_guesses import DEFAULT_TOPK_PROMPT, TOPK_REASONS, parse_topk, topk
 
 pytest.importorskip("openai")
 FAST = {"backoff_base": 0.001, "backoff_max": 0.01, "timeout": 5.0}
@@ -203,7 +203,7 @@ def test_a_run_killed_mid_way_resumes_asking_only_what_is_left(tmp_path):
     store = tmp_path / "t.sqlite"
     code = (
         "import sys\n"
-        "from calibkit.stated.topk import topk\n"
+        "from calibkit.stated.topk_guesses import topk\n"
         "its = [{'id': f'q{i}', 'question': f'[item:q{i}] Capital of France?'} for i in range(20)]\n"
         "topk(its, provider='openai', model='m', k=2, store=sys.argv[1], base_url=sys.argv[2],\n"
         "     api_key_env='FAKE_KEY', concurrency=4)\n"
@@ -225,13 +225,13 @@ def test_a_run_killed_mid_way_resumes_asking_only_what_is_left(tmp_path):
         assert r.calls == server.total - before == 20 - len(with_text)  # nothing asked twice
 
 
-def test_the_package_name_is_the_function_though_its_module_is_loaded():
-    import sys
+def test_the_package_names_stay_functions_once_their_modules_are_loaded():
+    import importlib
 
     import calibkit.stated as stated
-    from calibkit.stated import judge as judge_function
-    from calibkit.stated import topk as topk_function
 
-    assert "calibkit.stated.topk" in sys.modules  # imported above, at the top of this file
-    assert topk_function is topk and stated.topk is topk and callable(judge_function)
-    assert sys.modules["calibkit.stated.topk"].parse_topk is parse_topk
+    for module, name in [("topk_guesses", "topk"), ("judging", "judge"), ("ptrue", "p_true")]:
+        importlib.import_module(f"calibkit.stated.{module}")  # binds the module on the package
+        assert callable(getattr(stated, name)) and getattr(stated, name).__name__ == name
+    # no function shares its name with a module of the package (the module would hide it)
+    assert not set(stated._LAZY_MODULES) & set(stated.__all__)

@@ -110,7 +110,7 @@ def stated_judge(
     import pyarrow as pa
 
     from ..stated.elicit import ProviderUnreachable
-    from ..stated.judge import DEFAULT_JUDGE_PROMPT, judge
+    from ..stated.judging import DEFAULT_JUDGE_PROMPT, judge
 
     command = "stated judge"
     if provider is None or model is None:

@@ -4,8 +4,6 @@ elicit it, grade the answers, and audit it per model and per source."""
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import Any
 
 from .decision_set import read_decision_set
@@ -49,10 +47,10 @@ _LAZY_MODULES = {
     "graders": ("GRADERS", "Grader", "grade_many", "make_grader"),
     "semantic": ("SemanticConsistency", "semantic_consistency", "semantic_groups"),
     "judged": ("JudgedAudit", "JudgedBin", "JudgedMeasures", "judged_audit"),
-    "judge": ("DEFAULT_JUDGE_PROMPT", "JudgeRun", "judge", "parse_verdict"),
+    "judging": ("DEFAULT_JUDGE_PROMPT", "JudgeRun", "judge", "parse_verdict"),
     "ptrue": ("DEFAULT_PTRUE_PROMPT", "p_true", "true_probability"),
     "sampled": ("DEFAULT_ANSWER_PROMPT", "SampledRun", "parse_answer", "sample_answers"),
-    "topk": ("DEFAULT_TOPK_PROMPT", "TOPK_REASONS", "TopKRun", "parse_topk", "topk"),
+    "topk_guesses": ("DEFAULT_TOPK_PROMPT", "TOPK_REASONS", "TopKRun", "parse_topk", "topk"),
     "harness": ("HARNESS_COLUMNS", "is_harness_samples", "read_harness_samples"),
     "fit": ("StatedFit", "StatedFits", "fit_stated"),
 }
@@ -129,21 +127,6 @@ __all__ = [
     "topk",
     "true_probability",
 ]
-
-
-class _Package(types.ModuleType):
-    """Keeps a lazy function bound on the package when its submodule of the same name is
-    imported (``judge``, ``topk``): the import system binds the submodule on the package once it
-    is loaded, which would hide the function; the submodule stays in ``sys.modules``, so
-    ``from calibkit.stated.topk import parse_topk`` still reads it."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and _LAZY.get(name) == name:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

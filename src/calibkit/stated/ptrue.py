@@ -4,7 +4,7 @@
 true? Answer True or False." with log-probabilities (the OpenAI-compatible ``logprobs`` and
 ``top_logprobs``); the confidence is the probability of the True token renormalised over the
 True and False tokens (:func:`true_probability`). It asks through the elicitation runner and its
-:class:`~calibkit.stated.store.ReplyStore` as :func:`~calibkit.stated.judge.judge` does: every
+:class:`~calibkit.stated.store.ReplyStore` as :func:`~calibkit.stated.judging.judge` does: every
 reply is stored before it is read, a rerun resumes, a key's item id ``"<id>#<h>"`` hashes the
 text sent, so a changed proposed answer is asked anew. The run is an
 :class:`~calibkit.stated.elicit.ElicitationRun` with ``source="ptrue"``.
@@ -140,7 +140,7 @@ def p_true(
         returns at each position.
     store, concurrency, base_url, api_key_env, temperature, transient_retries, backoff_base, \
 backoff_max, timeout, replay, lease_s
-        As for :func:`~calibkit.stated.judge.judge`.
+        As for :func:`~calibkit.stated.judging.judge`.
 
     Returns
     -------

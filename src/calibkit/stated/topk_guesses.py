@@ -241,7 +241,7 @@ def topk(
         ``"unparsed: <reason> (malformed reply after n attempts)"``.
     store, concurrency, base_url, api_key_env, temperature, max_tokens, transient_retries, \
 backoff_base, backoff_max, timeout, replay, lease_s
-        As for :func:`~calibkit.stated.judge.judge`.
+        As for :func:`~calibkit.stated.judging.judge`.
 
     Returns
     -------
