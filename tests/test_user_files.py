@@ -380,3 +380,8 @@ def test_a_csv_keeps_its_columns_as_written(tmp_path: Path) -> None:
     assert table.column("zip").to_pylist() == ids
     assert table.column("target").type == pa.int64()
     assert table.column("letter").to_pylist() == ["ab"[t] for t in y]
+
+
+def test_a_column_major_array_gives_the_numbers_of_a_row_major_one() -> None:
+    _, probs, y = digits()
+    _same(ck.audit(np.asfortranarray(probs), y, **FAST), ck.audit(probs, y, **FAST))

@@ -101,6 +101,11 @@ def to_numpy(x: Any, *, name: str, where: str) -> np.ndarray:
         )
     if not arr.dtype.isnative:  # big-endian data from a file: the kernels need native order
         arr = arr.astype(arr.dtype.newbyteorder("="))
+    if arr.ndim > 1 and not arr.flags.c_contiguous:
+        # rows in C order (a DataFrame's values are column-major): sums over a row's classes
+        # then round alike whatever the source's layout, so the same forecasts give the same
+        # numbers to the last bit
+        arr = np.ascontiguousarray(arr)
     return arr
 
 
