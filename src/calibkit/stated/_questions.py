@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +20,22 @@ from typing import Any
 
 from .._errors import InputError
 from ._runner import Counters, Plan, Reachability, Validator, run_keys
-from .elicit import ProviderUnreachable, _lost_message, _unreachable_message
+from .elicit import ProviderUnreachable, _lost_message, _unreachable_message, prompt_hash
 from .items import Item
 from .providers import make_caller
-from .store import FINAL_STATUSES, ReplyKey, ReplyStore, StoreError, new_owner
+from .store import FINAL_STATUSES, ReplyKey, ReplyRecord, ReplyStore, StoreError, new_owner
 
-__all__ = ["Asking", "ask", "key_id", "open_store", "read_rows", "render", "settings_hash"]
+__all__ = [
+    "Asked",
+    "Asking",
+    "ask",
+    "ask_texts",
+    "key_id",
+    "open_store",
+    "read_rows",
+    "render",
+    "settings_hash",
+]
 
 _FIELD = re.compile(r"\{(\w+)\}")
 
@@ -185,3 +196,76 @@ def open_store(store: ReplyStore | str | Path) -> tuple[ReplyStore, bool]:
     if isinstance(store, ReplyStore):
         return store, False
     return ReplyStore(store), True
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What :func:`ask_texts` gave: one stored record per key, in order (None where the run
+    stopped before asking it), the run's counters, and the prompt's and the settings' hashes."""
+
+    records: list[ReplyRecord | None]
+    counters: Counters
+    prompt_hash: str
+    settings_hash: str
+
+    def run_fields(
+        self,
+        *,
+        provider: str,
+        model: str,
+        source: str,
+        prompt: str,
+        settings: dict[str, Any],
+        results: list[Any],
+    ) -> dict[str, Any]:
+        """The fields of an :class:`~calibkit.stated.elicit.ElicitationRun` of these replies,
+        with ``results`` (one :class:`~calibkit.stated.elicit.ItemResult` per item)."""
+        return {
+            "provider": provider,
+            "model": model,
+            "source": source,
+            "prompt": prompt,
+            "prompt_hash": self.prompt_hash,
+            "settings": settings,
+            "settings_hash": self.settings_hash,
+            "results": results,
+            "replies": [r for r in self.records if r is not None],
+            "input_tokens": self.counters.input_tokens,
+            "output_tokens": self.counters.output_tokens,
+            "calls": self.counters.calls,
+            "reused": self.counters.reused,
+            "status_counts": dict(Counter(r.status for r in results)),
+        }
+
+
+def ask_texts(
+    texts: Sequence[tuple[str, str, str]],
+    *,
+    prompt: str,
+    settings: Mapping[str, Any],
+    store: ReplyStore | str | Path,
+    how: Asking,
+    source: str,
+    validate: Validator,
+    samples: int = 1,
+) -> Asked:
+    """Ask each ``(item id, question, text sent)`` ``samples`` times (keys with sample index 0
+    to samples - 1, the item id made by :func:`key_id`), storing every reply first; the
+    records in key order (item by item, each item's samples together)."""
+    ph, sh = prompt_hash(prompt), settings_hash(settings)
+    jobs: list[tuple[ReplyKey, Item, str]] = []
+    for item_id, question, text in texts:
+        kid = key_id(item_id, text)
+        item = Item(kid, question, ())
+        jobs += [
+            (ReplyKey(how.provider, how.model, ph, kid, s, sh), item, text) for s in range(samples)
+        ]
+    st, own = open_store(store)
+    try:
+        st.put_prompt(ph, prompt)
+        counters = ask(jobs, st, how, source=source, validate=validate)
+        records = [st.get(key) for key, _, _ in jobs]
+    finally:
+        if own:
+            st.close()
+    return Asked(records, counters, ph, sh)

@@ -22,12 +22,12 @@ from typing import Any
 
 from .._errors import InputError
 from .._json import parse_json
-from ._questions import Asking, ask, key_id, open_store, read_rows, render, settings_hash
+from ._questions import Asking, ask_texts, read_rows, render
 from ._runner import Unparsed, Validated
 from .elicit import PROVIDERS, prompt_hash
 from .grade import Grade
 from .items import Item
-from .store import ReplyKey, ReplyRecord, ReplyStore
+from .store import ReplyRecord, ReplyStore
 
 __all__ = ["DEFAULT_JUDGE_PROMPT", "JudgeRun", "judge", "parse_verdict"]
 
@@ -232,20 +232,14 @@ backoff_base, backoff_max, timeout, lease_s
             "{question} and {gold}."
         )
     rows = read_rows(items_with_answers, ("id", "question", "gold", "answer"), where="judge")
-    ph = prompt_hash(prompt)
-    grader = f"judge:{provider}/{model}:{ph[:12]}"
+    grader = f"judge:{provider}/{model}:{prompt_hash(prompt)[:12]}"
     t = None if temperature is None else float(temperature)
     settings: dict[str, Any] = {"task": "judge", "temperature": t, "max_tokens": int(max_tokens)}
-    sh = settings_hash(settings)
-    jobs: list[tuple[ReplyKey, Item, str]] = []
+    texts = []
     for row in rows:
         golds = _golds(row["gold"], row["id"])
         values = {"question": row["question"], "gold": " | ".join(golds), "answer": row["answer"]}
-        text = render(prompt, values)
-        kid = key_id(row["id"], text)
-        jobs.append(
-            (ReplyKey(provider, model, ph, kid, 0, sh), Item(kid, row["question"], ()), text)
-        )
+        texts.append((row["id"], row["question"], render(prompt, values)))
     how = Asking(
         provider=provider,
         model=model,
@@ -264,22 +258,24 @@ backoff_base, backoff_max, timeout, lease_s
         lease_s=lease_s,
         replay=replay,
     )
-    st, own = open_store(store)
-    try:
-        st.put_prompt(ph, prompt)
-        counters = ask(jobs, st, how, source="judge", validate=_validate)
-        recs = [st.get(key) for key, _, _ in jobs]
-    finally:
-        if own:
-            st.close()
+    asked = ask_texts(
+        texts,
+        prompt=prompt,
+        settings=settings,
+        store=store,
+        how=how,
+        source="judge",
+        validate=_validate,
+    )
+    recs, counters = asked.records, asked.counters
     return JudgeRun(
         provider=provider,
         model=model,
         grader=grader,
         prompt=prompt,
-        prompt_hash=ph,
+        prompt_hash=asked.prompt_hash,
         settings=settings,
-        settings_hash=sh,
+        settings_hash=asked.settings_hash,
         item_ids=[r["id"] for r in rows],
         grades=[_grade(r, grader) for r in recs],
         replies=[r for r in recs if r is not None],

@@ -13,17 +13,16 @@ text sent, so a changed proposed answer is asked anew. The run is an
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
-from ._questions import Asking, ask, key_id, open_store, read_rows, render, settings_hash
+from ._questions import Asking, ask_texts, read_rows, render
 from ._runner import Unparsed, Validated
-from .elicit import PROVIDERS, ElicitationRun, ItemResult, prompt_hash
+from .elicit import PROVIDERS, ElicitationRun, ItemResult
 from .items import Item
-from .store import ReplyKey, ReplyRecord, ReplyStore
+from .store import ReplyRecord, ReplyStore
 
 __all__ = ["DEFAULT_PTRUE_PROMPT", "FALSE_TOKENS", "TRUE_TOKENS", "p_true", "true_probability"]
 
@@ -174,7 +173,6 @@ backoff_max, timeout, replay, lease_s
     if not isinstance(prompt, str) or "{answer}" not in prompt:
         raise InputError("p_true: the prompt must hold {answer} (the proposed answer).")
     rows = read_rows(items_with_proposed_answers, ("id", "question", "answer"), where="p_true")
-    ph = prompt_hash(prompt)
     t = None if temperature is None else float(temperature)
     settings: dict[str, Any] = {
         "task": "ptrue",
@@ -183,14 +181,14 @@ backoff_max, timeout, replay, lease_s
         "logprobs": True,
         "top_logprobs": int(top_logprobs),
     }
-    sh = settings_hash(settings)
-    jobs: list[tuple[ReplyKey, Item, str]] = []
-    for row in rows:
-        text = render(prompt, {"question": row["question"], "answer": row["answer"]})
-        kid = key_id(row["id"], text)
-        jobs.append(
-            (ReplyKey(provider, model, ph, kid, 0, sh), Item(kid, row["question"], ()), text)
+    texts = [
+        (
+            row["id"],
+            row["question"],
+            render(prompt, {"question": row["question"], "answer": row["answer"]}),
         )
+        for row in rows
+    ]
     how = Asking(
         provider=provider,
         model=model,
@@ -209,31 +207,25 @@ backoff_max, timeout, replay, lease_s
         lease_s=lease_s,
         replay=replay,
     )
-    st, own = open_store(store)
-    try:
-        st.put_prompt(ph, prompt)
-        counters = ask(jobs, st, how, source="ptrue", validate=_validate)
-        recs = [st.get(key) for key, _, _ in jobs]
-    finally:
-        if own:
-            st.close()
-    results = [_result(row["id"], rec) for row, rec in zip(rows, recs, strict=True)]
-    return ElicitationRun(
+    asked = ask_texts(
+        texts,
+        prompt=prompt,
+        settings=settings,
+        store=store,
+        how=how,
+        source="ptrue",
+        validate=_validate,
+    )
+    results = [_result(row["id"], rec) for row, rec in zip(rows, asked.records, strict=True)]
+    fields = asked.run_fields(
         provider=provider,
         model=model,
         source="ptrue",
         prompt=prompt,
-        prompt_hash=ph,
         settings=settings,
-        settings_hash=sh,
         results=results,
-        replies=[r for r in recs if r is not None],
-        input_tokens=counters.input_tokens,
-        output_tokens=counters.output_tokens,
-        calls=counters.calls,
-        reused=counters.reused,
-        status_counts=dict(Counter(r.status for r in results)),
     )
+    return ElicitationRun(**fields)
 
 
 def _result(item_id: str, rec: ReplyRecord | None) -> ItemResult:

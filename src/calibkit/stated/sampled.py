@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from .._errors import CalibkitWarning, InputError
-from ._questions import Asking, ask, key_id, open_store, read_rows, render, settings_hash
+from ._questions import Asking, ask_texts, read_rows, render
 from ._runner import Unparsed, Validated
-from .elicit import PROVIDERS, ElicitationRun, ItemResult, prompt_hash
+from .elicit import PROVIDERS, ElicitationRun, ItemResult
 from .items import Item
 from .semantic import Equivalence, SemanticConsistency, _equivalence, semantic_consistency
-from .store import ReplyKey, ReplyRecord, ReplyStore
+from .store import ReplyRecord, ReplyStore
 
 __all__ = ["DEFAULT_ANSWER_PROMPT", "SampledRun", "parse_answer", "sample_answers"]
 
@@ -242,16 +241,11 @@ backoff_max, timeout, lease_s
         )
     _equivalence(equivalent, rel_tol, abs_tol, where)  # refused before anything is asked
     rows = read_rows(items, ("id", "question"), where=where)
-    ph = prompt_hash(prompt)
     t = float(temperature)
     settings: dict[str, Any] = {"task": "sample", "temperature": t, "max_tokens": int(max_tokens)}
-    sh = settings_hash(settings)
-    jobs: list[tuple[ReplyKey, Item, str]] = []
-    for row in rows:
-        text = render(prompt, {"question": row["question"]})
-        kid = key_id(row["id"], text)
-        item = Item(kid, row["question"], ())
-        jobs += [(ReplyKey(provider, model, ph, kid, s, sh), item, text) for s in range(k)]
+    texts = [
+        (row["id"], row["question"], render(prompt, {"question": row["question"]})) for row in rows
+    ]
     how = Asking(
         provider=provider,
         model=model,
@@ -270,14 +264,17 @@ backoff_max, timeout, lease_s
         lease_s=lease_s,
         replay=replay,
     )
-    st, own = open_store(store)
-    try:
-        st.put_prompt(ph, prompt)
-        counters = ask(jobs, st, how, source="semantic", validate=_validate)
-        recs = [st.get(key) for key, _, _ in jobs]
-    finally:
-        if own:
-            st.close()
+    asked = ask_texts(
+        texts,
+        prompt=prompt,
+        settings=settings,
+        store=store,
+        how=how,
+        source="semantic",
+        validate=_validate,
+        samples=k,
+    )
+    recs = asked.records
     results: list[ItemResult] = []
     answers: list[list[str | None]] = []
     consistency: list[SemanticConsistency | None] = []
@@ -296,22 +293,15 @@ backoff_max, timeout, lease_s
         results.append(_result(row["id"], item_recs, parsed, sc))
         answers.append(got)
         consistency.append(sc)
-    run = ElicitationRun(
+    fields = asked.run_fields(
         provider=provider,
         model=model,
         source="semantic",
         prompt=prompt,
-        prompt_hash=ph,
         settings=settings,
-        settings_hash=sh,
         results=results,
-        replies=[r for r in recs if r is not None],
-        input_tokens=counters.input_tokens,
-        output_tokens=counters.output_tokens,
-        calls=counters.calls,
-        reused=counters.reused,
-        status_counts=dict(Counter(r.status for r in results)),
     )
+    run = ElicitationRun(**fields)
     return SampledRun(run, answers, consistency)
 
 

@@ -15,7 +15,6 @@ too). The answers are free text: grade them with :func:`~calibkit.stated.graders
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,11 +23,11 @@ from typing import Any
 from .._errors import InputError
 from ._confidence import MAX_REPLY_CHARS, _from_value
 from ._normalise import normalize_answer
-from ._questions import Asking, ask, key_id, open_store, read_rows, render, settings_hash
+from ._questions import Asking, ask_texts, read_rows, render
 from ._runner import Unparsed, Validated
-from .elicit import PROVIDERS, ElicitationRun, ItemResult, prompt_hash
+from .elicit import PROVIDERS, ElicitationRun, ItemResult
 from .items import Item
-from .store import ReplyKey, ReplyRecord, ReplyStore
+from .store import ReplyRecord, ReplyStore
 
 __all__ = ["DEFAULT_TOPK_PROMPT", "TOPK_REASONS", "TopKRun", "parse_topk", "topk"]
 
@@ -272,18 +271,13 @@ backoff_base, backoff_max, timeout, replay, lease_s
     if not isinstance(prompt, str) or "{question}" not in prompt:
         raise InputError("topk: the prompt must hold {question}, and should hold {k}.")
     rows = read_rows(items, ("id", "question"), where="topk")
-    ph = prompt_hash(prompt)
     t = None if temperature is None else float(temperature)
     settings: dict[str, Any] = {"task": "topk", "k": k, "temperature": t}
     settings["max_tokens"] = int(max_tokens)
-    sh = settings_hash(settings)
-    jobs: list[tuple[ReplyKey, Item, str]] = []
-    for row in rows:
-        text = render(prompt, {"question": row["question"], "k": str(k)})
-        kid = key_id(row["id"], text)
-        jobs.append(
-            (ReplyKey(provider, model, ph, kid, 0, sh), Item(kid, row["question"], ()), text)
-        )
+    texts = [
+        (row["id"], row["question"], render(prompt, {"question": row["question"], "k": str(k)}))
+        for row in rows
+    ]
     how = Asking(
         provider=provider,
         model=model,
@@ -302,38 +296,31 @@ backoff_base, backoff_max, timeout, replay, lease_s
         lease_s=lease_s,
         replay=replay,
     )
-    st, own = open_store(store)
-    try:
-        st.put_prompt(ph, prompt)
-        counters = ask(jobs, st, how, source="topk", validate=_validator(k))
-        recs = [st.get(key) for key, _, _ in jobs]
-    finally:
-        if own:
-            st.close()
+    asked = ask_texts(
+        texts,
+        prompt=prompt,
+        settings=settings,
+        store=store,
+        how=how,
+        source="topk",
+        validate=_validator(k),
+    )
     results: list[ItemResult] = []
     over_one: list[str] = []
-    for row, rec in zip(rows, recs, strict=True):
+    for row, rec in zip(rows, asked.records, strict=True):
         res, over = _result(row["id"], rec, k)
         results.append(res)
         if over:
             over_one.append(row["id"])
-    return TopKRun(
+    fields = asked.run_fields(
         provider=provider,
         model=model,
         source="topk",
         prompt=prompt,
-        prompt_hash=ph,
         settings=settings,
-        settings_hash=sh,
         results=results,
-        replies=[r for r in recs if r is not None],
-        input_tokens=counters.input_tokens,
-        output_tokens=counters.output_tokens,
-        calls=counters.calls,
-        reused=counters.reused,
-        status_counts=dict(Counter(r.status for r in results)),
-        over_one=over_one,
     )
+    return TopKRun(**fields, over_one=over_one)
 
 
 def _result(item_id: str, rec: ReplyRecord | None, k: int) -> tuple[ItemResult, bool]:
