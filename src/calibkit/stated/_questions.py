@@ -125,6 +125,23 @@ class Asking:
     lease_s: float
     replay: str | Path | ReplyStore | None
 
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any], **given: Any) -> Asking:
+        """The settings of this name among a caller's ``arguments`` (its ``locals()``), each
+        overridden by ``given`` (a value the caller fixes or converts); a setting in neither is
+        an error, never a default.
+
+        >>> names = [f for f in Asking.__dataclass_fields__ if f not in ("logprobs", "model")]
+        >>> how = Asking.of(dict.fromkeys(names, 1), model="m", logprobs=False)
+        >>> how.model, how.logprobs, how.concurrency
+        ('m', False, 1)
+        """
+        names = cls.__dataclass_fields__
+        missing = [n for n in names if n not in given and n not in arguments]
+        if missing:
+            raise TypeError(f"Asking.of: no value for {', '.join(missing)}")
+        return cls(**{n: given[n] if n in given else arguments[n] for n in names})
+
 
 def ask(
     jobs: Sequence[tuple[ReplyKey, Item, str]],

@@ -240,23 +240,8 @@ backoff_base, backoff_max, timeout, lease_s
         golds = _golds(row["gold"], row["id"])
         values = {"question": row["question"], "gold": " | ".join(golds), "answer": row["answer"]}
         texts.append((row["id"], row["question"], render(prompt, values)))
-    how = Asking(
-        provider=provider,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        temperature=t,
-        max_tokens=int(max_tokens),
-        logprobs=False,
-        top_logprobs=0,
-        timeout=timeout,
-        max_retries=max_retries,
-        transient_retries=transient_retries,
-        backoff_base=backoff_base,
-        backoff_max=backoff_max,
-        concurrency=concurrency,
-        lease_s=lease_s,
-        replay=replay,
+    how = Asking.of(
+        locals(), temperature=t, max_tokens=int(max_tokens), logprobs=False, top_logprobs=0
     )
     asked = ask_texts(
         texts,

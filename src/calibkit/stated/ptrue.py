@@ -189,23 +189,13 @@ backoff_max, timeout, replay, lease_s
         )
         for row in rows
     ]
-    how = Asking(
-        provider=provider,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
+    how = Asking.of(
+        locals(),
         temperature=t,
         max_tokens=int(max_tokens),
         logprobs=True,
         top_logprobs=int(top_logprobs),
-        timeout=timeout,
         max_retries=0,
-        transient_retries=transient_retries,
-        backoff_base=backoff_base,
-        backoff_max=backoff_max,
-        concurrency=concurrency,
-        lease_s=lease_s,
-        replay=replay,
     )
     asked = ask_texts(
         texts,

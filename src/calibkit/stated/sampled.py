@@ -246,23 +246,8 @@ backoff_max, timeout, lease_s
     texts = [
         (row["id"], row["question"], render(prompt, {"question": row["question"]})) for row in rows
     ]
-    how = Asking(
-        provider=provider,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        temperature=t,
-        max_tokens=int(max_tokens),
-        logprobs=False,
-        top_logprobs=0,
-        timeout=timeout,
-        max_retries=max_retries,
-        transient_retries=transient_retries,
-        backoff_base=backoff_base,
-        backoff_max=backoff_max,
-        concurrency=concurrency,
-        lease_s=lease_s,
-        replay=replay,
+    how = Asking.of(
+        locals(), temperature=t, max_tokens=int(max_tokens), logprobs=False, top_logprobs=0
     )
     asked = ask_texts(
         texts,
