@@ -232,6 +232,7 @@ def test_every_name_of_calibkit_stated_resolves_and_the_lazy_ones_load_late():
         "ptrue",
         "sampled",
         "topk_guesses",
+        "equivalence",
         "harness",
         "fit",
     ):

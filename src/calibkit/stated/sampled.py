@@ -183,7 +183,9 @@ def sample_answers(
     temperature : float, default 1.0
         At 0 every sample is the same reply (a :class:`~calibkit.CalibkitWarning` says so).
     equivalent, rel_tol, abs_tol
-        How answers are grouped, as for :func:`~calibkit.stated.semantic.semantic_groups`.
+        How answers are grouped, as for :func:`~calibkit.stated.semantic.semantic_groups`; a
+        judge model's equivalence (:func:`~calibkit.stated.judge_equivalence`) is given each
+        item's question.
     max_retries : int, default 3
         Extra attempts after a reply with no answer line (each reply is stored); then the
         sample is failed, its error ``"unparsed: no answer line (malformed reply after n
@@ -272,9 +274,13 @@ backoff_max, timeout, lease_s
         parsed = [a for a in got if a is not None]
         sc = None
         if parsed:
-            sc = semantic_consistency(
-                parsed, equivalent=equivalent, rel_tol=rel_tol, abs_tol=abs_tol
+            # a judge's equivalence (judge_equivalence) is told the question it judges for
+            same = (
+                equivalent.for_question(row["question"])
+                if hasattr(equivalent, "for_question")
+                else equivalent
             )
+            sc = semantic_consistency(parsed, equivalent=same, rel_tol=rel_tol, abs_tol=abs_tol)
         results.append(_result(row["id"], item_recs, parsed, sc))
         answers.append(got)
         consistency.append(sc)
