@@ -261,3 +261,20 @@ def test_the_command_line_refuses_mixing_and_llm_without_harness_files(tmp_path)
     assert res.exit_code != 0 and "several files go together only" in res.output
     res = runner.invoke(app, ["stated", "audit", str(table), "--llm", "x"])
     assert res.exit_code != 0 and "--llm goes with lm-evaluation-harness samples" in res.output
+
+
+def test_a_mutual_information_task_reads_the_conditional_requests(tmp_path):
+    # acc_mutual_info asks each option twice, given the context and given "", interleaved
+    line = _lines(ARC)[0]
+    args, resps, filtered = {}, [], []
+    for j in range(4):
+        cond = line["arguments"][f"gen_args_{j}"]
+        args[f"gen_args_{2 * j}"] = cond
+        args[f"gen_args_{2 * j + 1}"] = {"arg_0": "", "arg_1": cond["arg_1"][1:]}
+        resps += [line["resps"][j], [[str(-7.0 - j), "False"]]]
+        filtered += [line["filtered_resps"][j], [str(-7.0 - j), "False"]]
+    mutual = {**line, "arguments": args, "resps": resps, "filtered_resps": filtered}
+    plain = read_harness_samples(_write(tmp_path / "samples_plain.jsonl", [line]), llm="m")
+    both = read_harness_samples(_write(tmp_path / "samples_plain_mi.jsonl", [mutual]), llm="m")
+    for column in ("answer", "correct", "chosen_token_confidence", "n_options", "correct_norm"):
+        assert both[column] == plain[column], column

@@ -166,9 +166,9 @@ def _request(arguments: Any, i: int) -> list[Any]:
     return []
 
 
-def _continuations(arguments: Any, n: int, at: str) -> list[str]:
-    """The option texts (``arg_1`` of each request, new or old layout)."""
-    requests = [_request(arguments, i) for i in range(n)]
+def _continuations(arguments: Any, n: int, at: str, step: int = 1) -> list[str]:
+    """The option texts (``arg_1`` of every ``step``-th request, new or old layout)."""
+    requests = [_request(arguments, i * step) for i in range(n)]
     texts = [r[1] if len(r) >= 2 else None for r in requests]
     if not all(isinstance(t, str) for t in texts):
         raise InputError(
@@ -225,10 +225,25 @@ def _check_metric(line: dict[str, Any], name: str, mine: int, at: str, how: str)
             )
 
 
+def _conditional(arguments: Any, replies: list[Any]) -> tuple[list[Any], int]:
+    """The replies of the options given the context, and the step between their requests. A
+    task scoring ``acc_mutual_info`` also asks each option with an empty context; the harness
+    orders them by option, each conditional request (even positions) before its unconditional
+    one (odd, ``arg_0`` "")."""
+    n = len(replies)
+    if n < 4 or n % 2:
+        return replies, 1
+    contexts = [(_request(arguments, i) or [None])[0] for i in range(n)]
+    if all(c == "" for c in contexts[1::2]) and all(c for c in contexts[0::2]):
+        return replies[0::2], 2
+    return replies, 1
+
+
 def _multiple_choice(line: dict[str, Any], replies: list[Any], at: str) -> dict[str, Any]:
+    replies, step = _conditional(line.get("arguments"), replies)
     n = len(replies)
     ll = np.array([_number(r[0], f"{at}: option {j}") for j, r in enumerate(replies)])
-    options = _continuations(line.get("arguments"), n, at)
+    options = _continuations(line.get("arguments"), n, at, step=step)
     gold = _gold(line.get("target"), options, at)
     chosen, conf = _softmax_top(ll)
     lengths = np.array([_option_length(o) for o in options], dtype=np.float64)
