@@ -31,6 +31,8 @@ from .store import ReplyRecord, ReplyStore
 
 __all__ = ["DEFAULT_TOPK_PROMPT", "TOPK_REASONS", "TopKRun", "parse_topk", "topk"]
 
+#: the verbalized top-k prompt in the wording of Tian et al. (2023), so that their numbers can be
+#: compared; pass ``prompt=`` for another
 DEFAULT_TOPK_PROMPT = """\
 Provide your {k} best guesses and the probability that each is correct (0.0 to 1.0) for the
 following question. Give ONLY the guesses and probabilities, no other words or explanation.
