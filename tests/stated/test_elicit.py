@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 from fake_llm_server import INPUT_TOKENS, FakeLLMServer
@@ -164,6 +165,34 @@ class CrashingStore(ReplyStore):
                 crash = self.seen == self.n
             if crash:
                 raise RuntimeError("crash after a stored reply")
+
+
+class SlowToFailStore(CrashingStore):
+    """Crashes as CrashingStore does, then takes its time to release the failed key, so that
+    the other workers stop (and finish) before the failed one does."""
+
+    failed = None
+
+    def put(self, key, **kw):
+        try:
+            super().put(key, **kw)
+        except RuntimeError:
+            self.failed = key
+            raise
+
+    def release(self, key, owner):
+        if key == self.failed:
+            time.sleep(0.5)
+        return super().release(key, owner)
+
+
+def test_a_failure_is_raised_even_when_the_other_workers_stop_first(tmp_path):
+    with FakeLLMServer(latency=0.01) as server:
+        st = SlowToFailStore(tmp_path / "r.sqlite", n=3)
+        with pytest.raises(RuntimeError, match="crash after a stored reply"):
+            run(server, st, make_items(40), concurrency=4)
+        st.close()
+        assert server.total < 40  # the run stopped: no call started after the failure
 
 
 @pytest.mark.parametrize("concurrency", [1, 4])

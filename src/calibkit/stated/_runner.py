@@ -315,6 +315,15 @@ def _heartbeat(store: ReplyStore, owner: str, lease_s: float, done: threading.Ev
             store.renew(owner, lease_s)
 
 
+def _raise_failure(futures: Sequence[Future[bool]]) -> None:
+    """Raise the first exception of ``futures`` (in order) that is not a :class:`_Stop`."""
+    for f in futures:
+        if not f.cancelled():
+            exc = f.exception()
+            if exc is not None and not isinstance(exc, _Stop):
+                raise exc
+
+
 def run_keys(
     todo: Sequence[tuple[ReplyKey, Item, str]],
     *,
@@ -341,12 +350,15 @@ def run_keys(
             futures: list[tuple[tuple[ReplyKey, Item, str], Future[bool]]] = [
                 (job, ex.submit(_ask, *job, plan, stop, counters, reach)) for job in pending
             ]
-            done, _ = wait([f for _, f in futures], return_when=FIRST_EXCEPTION)
-            for f in done:
-                exc = f.exception()
-                if exc is not None and not isinstance(exc, _Stop):
-                    raise exc
+            wait([f for _, f in futures], return_when=FIRST_EXCEPTION)
             if stop.is_set():
+                # a worker that failed sets stop before its own future is done, and the others
+                # then stop with _Stop: wait for every started call (each stores its reply), then
+                # raise the failure, never a _Stop alone, so that no failure goes unreported
+                for _, f in futures:
+                    f.cancel()  # the calls not started yet
+                wait([f for _, f in futures])
+                _raise_failure([f for _, f in futures])
                 return
             # keys another live run is asking: come back once it has answered or its lease ended
             pending = [job for job, f in futures if not f.result()]
