@@ -30,6 +30,7 @@ LAYERS = [
         "_torch_kernels",
         "_numba_kernels",
         "_numba_ranking",
+        "_numba_curve",
         "_numba_slope",
         "_numba_capital",
         "_numba_distinct",

@@ -76,6 +76,15 @@ def numba_ranking() -> ModuleType:
 
 
 @cache
+def numba_curve() -> ModuleType:
+    """The risk-coverage curve's kernel (``_numba_curve``), once :func:`use_numba` said yes."""
+    _numba()
+    from . import _numba_curve
+
+    return _numba_curve
+
+
+@cache
 def numba_slope() -> ModuleType:
     """The calibration slope's kernels (``_numba_slope``), once :func:`use_numba` said yes."""
     _numba()

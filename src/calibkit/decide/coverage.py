@@ -337,8 +337,20 @@ def curve(conf: np.ndarray, out: np.ndarray, weight: np.ndarray | None = None) -
     if weight is not None:
         errors = int(np.count_nonzero(out == 0))
         return weighted_curve(sorted_steps(conf, out, weight), errors)
+    n = conf.shape[0]
+    if _kernels.use_numba(n):  # one merge writes the curve's arrays (the same numbers)
+        threshold, coverage, risk, area, errors = _kernels.numba_curve().curve(conf, out != 0)
+        return RiskCoverage(
+            threshold=threshold,
+            coverage=coverage,
+            risk=risk,
+            n=n,
+            errors=errors,
+            aurc=float(np.sum(area)),
+            oracle_aurc=oracle_aurc(n, errors),
+        )
     steps = sorted_steps(conf, out)
-    n, m = steps.n, steps.threshold.size
+    m = steps.threshold.size
     # each array written once in place (no concatenated copies: 1e7 forecasts make every
     # temporary 80 MB of fresh memory)
     threshold = np.empty(m + 1)
