@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._numba_ranking import _bits, sorted_classes
+from ._numba_ranking import _bits, next_step, sorted_classes
 
 
 @numba.njit(cache=True, nogil=True)
@@ -30,14 +30,9 @@ def _curve(kneg, kpos, n, threshold, coverage, risk, area):  # pragma: no cover 
     i = kpos.shape[0] - 1
     j = kneg.shape[0] - 1
     while i >= 0 or j >= 0:
-        k = kpos[i] if j < 0 or (i >= 0 and kpos[i] >= kneg[j]) else kneg[j]
-        while i >= 0 and kpos[i] == k:
-            n_acted += 1
-            i -= 1
-        while j >= 0 and kneg[j] == k:
-            n_acted += 1
-            n_wrong += 1
-            j -= 1
+        k, i, j, n_k, negatives = next_step(kneg, kpos, i, j)
+        n_acted += n_k
+        n_wrong += negatives
         steps += 1
         c = np.float64(n_acted) / np.float64(n)
         r = np.float64(n_wrong) / np.float64(n_acted)

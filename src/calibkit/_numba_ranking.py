@@ -305,6 +305,24 @@ def _pairs(kneg, kpos, ends, lo, hi):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def next_step(kneg, kpos, i, j):  # pragma: no cover - compiled
+    """One step of the merge of the sorted classes from the top, from positions ``i`` (of the
+    positives) and ``j`` (of the negatives), at least one of them >= 0: the largest key left,
+    the positions after it, and how many values and how many negatives hold it."""
+    k = kpos[i] if j < 0 or (i >= 0 and kpos[i] >= kneg[j]) else kneg[j]
+    n = 0
+    negatives = 0
+    while i >= 0 and kpos[i] == k:
+        n += 1
+        i -= 1
+    while j >= 0 and kneg[j] == k:
+        n += 1
+        negatives += 1
+        j -= 1
+    return k, i, j, n, negatives
+
+
+@numba.njit(cache=True, nogil=True)
 def _steps(kneg, kpos, threshold, acted, wrong):  # pragma: no cover - compiled
     """Merge the sorted classes from the top: each distinct value (into the int64 view
     ``threshold`` of a float64 array) with how many values are at least it (``acted``) and how
@@ -315,14 +333,9 @@ def _steps(kneg, kpos, threshold, acted, wrong):  # pragma: no cover - compiled
     i = kpos.shape[0] - 1
     j = kneg.shape[0] - 1
     while i >= 0 or j >= 0:
-        k = kpos[i] if j < 0 or (i >= 0 and kpos[i] >= kneg[j]) else kneg[j]
-        while i >= 0 and kpos[i] == k:
-            n_acted += 1
-            i -= 1
-        while j >= 0 and kneg[j] == k:
-            n_acted += 1
-            n_wrong += 1
-            j -= 1
+        k, i, j, n, negatives = next_step(kneg, kpos, i, j)
+        n_acted += n
+        n_wrong += negatives
         threshold[steps] = _bits(k)
         acted[steps] = n_acted
         wrong[steps] = n_wrong
