@@ -1,16 +1,16 @@
-"""Exact ranking without a comparison sort: the numba kernels behind the AUC's pair counts, the
-risk-coverage steps and order statistics (optional; importing this module needs numba).
+"""Exact ranking by buckets of integer keys: the numba kernels behind the AUC's pair counts,
+the risk-coverage steps and order statistics (optional; importing this module needs numba).
 
 Every finite float maps to an integer key with the same order: its bits as an int64, the
 negative ones with their 63 value bits flipped (-0.0 counts as 0.0). One counting pass over
 the leading 16 bits of the keys (with each such bucket's smallest and largest key) shows where
-the values lie; from it, coarse buckets of about N / :data:`COARSE` values each are cut, each
-over its own key range, so that crowded leading buckets split by further bits and sparse
-neighbours merge. A second pass counts each class per coarse bucket and a third places each
-class's keys in coarse-bucket order (in row blocks, on threads). Then each coarse bucket,
-small enough for the cache, is sorted by one more counting pass over its own range and
-insertion sorts of about :data:`TARGET` values (a heapsort where they crowd); a bucket of one
-key value needs nothing.
+the values lie; from it, coarse buckets are cut, each over its own key range, so that crowded
+leading buckets split by further bits and sparse neighbours merge. A second pass counts each
+class per coarse bucket and a third places each class's keys in coarse-bucket order (in row
+blocks, on threads). The buckets being in key order, sorting a run of whole buckets sorts each
+of them: each thread sorts its own runs with numpy's sort (vectorised; it releases the GIL).
+An order statistic needs less: only the coarse bucket (of about N / :data:`COARSE` values)
+that holds its rank is gathered and sorted.
 
 With the two classes' keys in order, the AUC's pairs in different buckets are counted from
 prefix sums and those inside one bucket by a merge, as integers; the same order gives the
@@ -32,20 +32,17 @@ LEAD_BITS = 16
 _LEAD = 1 << LEAD_BITS
 _HALF = 1 << (LEAD_BITS - 1)
 _DROP = 64 - LEAD_BITS
-#: About this many coarse buckets (each sorted in cache by :func:`_refine`).
+#: About this many coarse buckets for an order statistic (one of them gathered and sorted).
 COARSE = 2048
 #: Fewest values a coarse bucket aims at (small inputs: few buckets).
 _COARSE_MIN = 4096
-#: Values per fine bucket the refining pass aims at (the insertion sorts' size).
-TARGET = 8
-#: A coarse bucket larger than this many values (a dense cluster) is heapsorted in place
-#: instead of refined through a scratch buffer of its size.
-_SCRATCH = 1 << 20
+#: About this many coarse buckets when whole classes are sorted (:func:`sorted_classes`):
+#: enough to share the sorting among the threads, few enough that the scatter's writes stream.
+_SORTED = 64
 #: Values converted to float64 at a time (a block in L1 cache).
 _CHUNK = 1024
 _FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
 _KEY_MAX = np.int64(0x7FFFFFFFFFFFFFFF)
-_INSERTION = 32
 
 
 @numba.njit(cache=True, nogil=True)
@@ -171,110 +168,6 @@ def _scatter(s, positive, kmin, first, shift, at, kneg, kpos, lo, hi):  # pragma
             else:
                 kneg[at[0, b]] = k
                 at[0, b] += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _insertion(a, lo, hi):  # pragma: no cover - compiled
-    for i in range(lo + 1, hi):
-        x = a[i]
-        j = i - 1
-        while j >= lo and a[j] > x:
-            a[j + 1] = a[j]
-            j -= 1
-        a[j + 1] = x
-
-
-@numba.njit(cache=True, nogil=True)
-def _sift(a, lo, root, end):  # pragma: no cover - compiled
-    """Move a[lo + root] down the max-heap a[lo:lo + end]."""
-    x = a[lo + root]
-    while True:
-        child = 2 * root + 1
-        if child >= end:
-            break
-        if child + 1 < end and a[lo + child + 1] > a[lo + child]:
-            child += 1
-        if a[lo + child] <= x:
-            break
-        a[lo + root] = a[lo + child]
-        root = child
-    a[lo + root] = x
-
-
-@numba.njit(cache=True, nogil=True)
-def _heapsort(a, lo, hi):  # pragma: no cover - compiled
-    """Sort a[lo:hi] in place in O(m log m) whatever its values (a crowded bucket; written out
-    because numba's ``ndarray.sort`` takes seconds to compile)."""
-    m = hi - lo
-    for root in range(m // 2 - 1, -1, -1):
-        _sift(a, lo, root, m)
-    for end in range(m - 1, 0, -1):
-        x = a[lo + end]
-        a[lo + end] = a[lo]
-        a[lo] = x
-        _sift(a, lo, 0, end)
-
-
-@numba.njit(cache=True, nogil=True)
-def _refine(a, lo, hi, scratch, count):  # pragma: no cover - compiled
-    """Sort a[lo:hi] (one coarse bucket): counting by the leading bits of its own key range
-    into ``scratch``, then insertion sorts of the fine buckets."""
-    m = hi - lo
-    if m < 2:
-        return
-    small = a[lo]
-    large = a[lo]
-    for i in range(lo + 1, hi):
-        small = min(small, a[i])
-        large = max(large, a[i])
-    if small == large:  # one key value: sorted
-        return
-    if m <= _INSERTION:
-        _insertion(a, lo, hi)
-        return
-    if m > scratch.shape[0]:  # a dense cluster beyond the scratch budget
-        _heapsort(a, lo, hi)
-        return
-    span = large - small
-    sh = max(0, _bit_length(span) - _bit_length((m - 1) // TARGET))
-    nb = (span >> sh) + 1
-    for b in range(nb + 1):  # loops, not slice assignments: those take seconds to compile
-        count[b] = 0
-    for i in range(lo, hi):
-        count[((a[i] - small) >> sh) + 1] += 1
-    for b in range(nb):
-        count[b + 1] += count[b]
-    for i in range(lo, hi):
-        b = (a[i] - small) >> sh
-        scratch[count[b]] = a[i]
-        count[b] += 1
-    for i in range(m):
-        a[lo + i] = scratch[i]
-    start = lo
-    for b in range(nb):  # count[b] is now the end of fine bucket b
-        end = lo + count[b]
-        if end - start > 1 and sh > 0:
-            if end - start > _INSERTION:
-                _heapsort(a, start, end)
-            else:
-                _insertion(a, start, end)
-        start = end
-
-
-@numba.njit(cache=True, nogil=True)
-def _sort_buckets(keys, ends, lo, hi, budget):  # pragma: no cover - compiled
-    """Sort one class's segment of each coarse bucket lo..hi in place (``ends[b]`` is the end
-    of bucket b's segment)."""
-    size = 0
-    for b in range(lo, hi):
-        start = ends[b - 1] if b > 0 else 0
-        size = max(size, ends[b] - start)
-    size = min(size, budget)
-    scratch = np.empty(size, dtype=np.int64)
-    count = np.empty(size // TARGET * 2 + 2, dtype=np.int64)
-    for b in range(lo, hi):
-        start = ends[b - 1] if b > 0 else 0
-        _refine(keys, start, ends[b], scratch, count)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -414,7 +307,7 @@ def sorted_classes(s, positive):
     count = np.sum([p[0] for p in parts], axis=0)
     kmin = np.min([p[1] for p in parts], axis=0)
     kmax = np.max([p[2] for p in parts], axis=0)
-    first, shift, n_coarse = _plan(count, kmin, kmax, max(_COARSE_MIN, n // COARSE))
+    first, shift, n_coarse = _plan(count, kmin, kmax, max(_COARSE_MIN, n // _SORTED))
     blocks = block_ranges(n, BLOCK)
     counts = map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
     ends = np.cumsum(np.sum(counts, axis=0), axis=1)  # (2, n_coarse): end of each segment
@@ -437,15 +330,18 @@ def sorted_classes(s, positive):
                 zip(blocks, starts, strict=True),
             )
         )
+    # the buckets are in key order: sorting a run of whole buckets sorts each of them
     ranges = _ranges(ends, n_threads() if n >= BLOCK else 1)
-    if len(ranges) == 1:
-        for keys, row in ((kneg, ends[0]), (kpos, ends[1])):
-            _sort_buckets(keys, row, 0, n_coarse, _SCRATCH)
+    runs = [
+        keys[row[a - 1] if a > 0 else 0 : row[b - 1]]
+        for keys, row in ((kneg, ends[0]), (kpos, ends[1]))
+        for a, b in ranges
+    ]
+    if len(runs) <= 2:
+        for run in runs:
+            run.sort()
     else:
-        work = [(keys, row, r) for keys, row in ((kneg, ends[0]), (kpos, ends[1])) for r in ranges]
-        list(
-            thread_pool().map(lambda w: _sort_buckets(w[0], w[1], w[2][0], w[2][1], _SCRATCH), work)
-        )
+        list(thread_pool().map(np.ndarray.sort, runs))
     return kneg, kpos, ends
 
 
