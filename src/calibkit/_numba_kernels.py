@@ -51,13 +51,10 @@ _ACCUMULATOR_BUDGET = 8 << 20
 
 def block_ranges(n: int, min_rows: int = BLOCK, accumulator: int = 0) -> list[tuple[int, int]]:
     """Row ranges covering 0..n: up to :data:`_PARTS`, one for small n, fewer when each needs
-    an ``accumulator`` of that many bytes; beyond the threads, a multiple of them."""
+    an ``accumulator`` of that many bytes."""
     parts = max(1, min(_PARTS, n // min_rows))
     if accumulator:
         parts = min(parts, max(n_threads(), _ACCUMULATOR_BUDGET // accumulator))
-    threads = n_threads()
-    if parts > threads:  # a whole number of blocks per thread: none waits on a last one
-        parts -= parts % threads
     return [(b * n // parts, (b + 1) * n // parts) for b in range(parts)]
 
 
