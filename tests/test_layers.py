@@ -28,6 +28,7 @@ LAYERS = [
         "_arrow",
         "_kernels",
         "_torch_kernels",
+        "_numba_log",
         "_numba_kernels",
         "_numba_ranking",
         "_numba_curve",

@@ -23,6 +23,8 @@ from typing import Any
 import numba
 import numpy as np
 
+from ._numba_log import CHUNK, logs
+
 #: Rows per block of work below which one thread does everything.
 BLOCK = 1 << 16
 
@@ -263,26 +265,35 @@ def top_label(p, y, atol):
     return conf, correct, sum(bad)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _binary_scores(p, y, lo, hi):  # pragma: no cover - compiled
     """Rows lo..hi of binary probabilities: the Brier and log-loss sums, and the rows whose true
-    class has probability exactly 0 (their count and the first)."""
+    class has probability exactly 0 (their count and the first). The logarithms are taken
+    ``CHUNK`` rows at a time by ``logs``."""
     brier = 0.0
     loss = 0.0
     zeros = 0
     first = -1
-    for i in range(lo, hi):
-        x = np.float64(p[i])
-        hit = y[i] == 1
-        d = x - 1.0 if hit else x
-        brier += d * d
-        true = x if hit else 1.0 - x
-        if true == 0.0:
-            zeros += 1
-            if first < 0:
-                first = i
-        else:
-            loss -= np.log(true)
+    true = np.empty(CHUNK)
+    logged = np.empty(CHUNK)
+    scratch = np.empty(CHUNK, dtype=np.int64)
+    for start in range(lo, hi, CHUNK):
+        m = min(CHUNK, hi - start)
+        for k in range(m):
+            x = np.float64(p[start + k])
+            hit = y[start + k] == 1
+            d = x - 1.0 if hit else x
+            brier += d * d
+            t = x if hit else 1.0 - x
+            if t == 0.0:
+                zeros += 1
+                if first < 0:
+                    first = start + k
+                t = 1.0  # log 1 = 0: a zero adds nothing to the sum, it is counted
+            true[k] = t
+        logs(true, m, logged, scratch)
+        for k in range(m):
+            loss -= logged[k]
     return brier, loss, zeros, first
 
 

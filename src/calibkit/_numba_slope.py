@@ -2,7 +2,8 @@
 numba).
 
 Each reads the forecasts and outcomes once, in row blocks on threads, computes each logit in
-the loop (no array of logits, no float copy of the outcomes) and accumulates in float64. The
+the loop (no array of logits, no float copy of the outcomes; the moments' kernel takes them a
+chunk of rows at a time by the vectorised ``_numba_log.logs``) and accumulates in float64. The
 numpy code in ``calibkit.measure`` (``slope.split_certain``, ``slope_grid.grid_counts``,
 ``slope_grid.grid_moments``, ``slope_fit.slope_terms``) is the reference these kernels are
 tested against.
@@ -14,6 +15,7 @@ import numba
 import numpy as np
 
 from ._numba_kernels import map_blocks
+from ._numba_log import CHUNK, logs
 
 
 @numba.njit(cache=True, nogil=True)
@@ -37,40 +39,50 @@ def _grid(conf, outcome, steps, span, cells, lo, hi):  # pragma: no cover - comp
     return hist, certain, failed
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _moments(conf, outcome, weight, steps, span, cells, moments, lo, hi):  # pragma: no cover
     """Rows lo..hi (of positive ``weight``, when it is not empty): per outcome and cell of the
     logit, the sums of w d^j (j < ``moments``), d the logit's distance from the cell's centre;
     the number of forecasts of exactly 0 or 1, of those that failed, and of logits outside
-    [-span, span] (in no cell)."""
+    [-span, span] (in no cell). The logits are taken ``CHUNK`` rows at a time by ``logs``."""
     hist = np.zeros((2, cells, moments))
     weighted = weight.shape[0] > 0
     certain = 0
     failed = 0
     outside = 0
-    for i in range(lo, hi):
-        w = 1.0
-        if weighted:
-            w = np.float64(weight[i])
-            if not w > 0.0:
+    odds = np.empty(CHUNK)
+    logits = np.empty(CHUNK)
+    scratch = np.empty(CHUNK, dtype=np.int64)
+    for start in range(lo, hi, CHUNK):
+        m = min(CHUNK, hi - start)
+        for k in range(m):
+            p = np.float64(conf[start + k])
+            odds[k] = p / (1.0 - p) if p > 0.0 and p < 1.0 else 1.0
+        logs(odds, m, logits, scratch)
+        for k in range(m):
+            i = start + k
+            w = 1.0
+            if weighted:
+                w = np.float64(weight[i])
+                if not w > 0.0:
+                    continue
+            p = np.float64(conf[i])
+            hit = outcome[i] != 0
+            if p <= 0.0 or p >= 1.0:
+                certain += 1
+                if (p >= 1.0) != hit:
+                    failed += 1
                 continue
-        p = np.float64(conf[i])
-        hit = outcome[i] != 0
-        if p <= 0.0 or p >= 1.0:
-            certain += 1
-            if (p >= 1.0) != hit:
-                failed += 1
-            continue
-        x = np.log(p / (1.0 - p))
-        if not (x >= -span and x <= span):
-            outside += 1
-            continue
-        cell = int(np.rint((x + span) * steps))
-        d = x - (cell / steps - span)
-        o = 1 if hit else 0
-        for j in range(moments):
-            hist[o, cell, j] += w
-            w *= d
+            x = logits[k]
+            if not (x >= -span and x <= span):
+                outside += 1
+                continue
+            cell = int(np.rint((x + span) * steps))
+            d = x - (cell / steps - span)
+            o = 1 if hit else 0
+            for j in range(moments):
+                hist[o, cell, j] += w
+                w *= d
     return hist, certain, failed, outside
 
 

@@ -93,13 +93,18 @@ def test_the_kernel_makes_the_numpy_histogram(weighted) -> None:
     )
     keep = np.ones(p.size, bool) if w is None else w > 0
     inside = keep & (p > 0) & (p < 1)
-    x = np.log(p[inside] / (1 - p[inside]))  # the kernel's logit
+    x = np.log(p[inside] / (1 - p[inside]))  # the kernel's logit, to one ulp
     want, want_outside = G.grid_moments(x, y[inside], None if w is None else w[inside])
     assert (certain, failed, outside) == (4 - (w is not None), 2 - (w is not None), 2)
     assert outside == want_outside
     # each sum against the largest it can be (its weight times (1/512)^j): odd powers cancel
-    largest = want[..., :1] * (0.5 / G.MOMENT_STEPS) ** np.arange(G.MOMENTS)
-    np.testing.assert_array_less(np.abs(hist - want), 1e-12 * largest + 1e-300)
+    j = np.arange(G.MOMENTS)
+    largest = want[..., :1] * (0.5 / G.MOMENT_STEPS) ** j
+    # and what one ulp of a logit (at most that of the span) moves d^j: j d^(j - 1) ulps
+    ulp = (
+        want[..., :1] * j * (0.5 / G.MOMENT_STEPS) ** np.maximum(j - 1, 0) * np.spacing(G.GRID_SPAN)
+    )
+    np.testing.assert_array_less(np.abs(hist - want), 1e-12 * largest + ulp + 1e-300)
 
 
 @pytest.mark.parametrize(("a", "b"), [(0.3, 0.7), (-0.5, 1.8), (0.0, 1.0), (0.4, -0.6)])
