@@ -318,6 +318,37 @@ _LN2_LO = 1.90821492927058770002e-10
 _TAYLOR = tuple(1.0 / math.factorial(k) for k in range(14))
 
 
+#: Running maxima a row's maximum keeps (one per SIMD lane): a single running maximum is one
+#: chain of dependent compare-and-selects, 3x slower on rows of 1000 logits.
+_LANES = 16
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_max(row, n):  # pragma: no cover - compiled
+    """The largest of row[:n] (n >= 1) as float64: ``_LANES`` running maxima that LLVM
+    vectorises, then the largest of them and of the last n % _LANES values. The maximum of
+    values without NaN does not depend on the order they are compared in."""
+    m = n - n % _LANES
+    if m == 0:
+        top = np.float64(row[0])
+        for j in range(1, n):
+            top = max(top, np.float64(row[j]))
+        return top
+    lanes = np.empty(_LANES)
+    for k in range(_LANES):
+        lanes[k] = np.float64(row[k])
+    for j in range(_LANES, m, _LANES):
+        for k in range(_LANES):
+            v = np.float64(row[j + k])
+            lanes[k] = v if v > lanes[k] else lanes[k]
+    top = lanes[0]
+    for k in range(1, _LANES):
+        top = max(top, lanes[k])
+    for j in range(m, n):
+        top = max(top, np.float64(row[j]))
+    return top
+
+
 @numba.njit(cache=True, nogil=True)
 def _tied_by(before, top, temperature):  # pragma: no cover - compiled
     """Whether dividing by the temperature rounds ``before`` (< ``top``) up to ``top``'s
@@ -325,7 +356,7 @@ def _tied_by(before, top, temperature):  # pragma: no cover - compiled
     return before / temperature == top / temperature
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
 def _temperature_multiclass(z, y, beta, temperature, lo, hi):  # pragma: no cover - compiled
     """Rows lo..hi summed: logsumexp and the mean, variance and third central moment of z under
     softmax(beta z); the same three at beta = 0 (the log of the number of finite logits, their
@@ -346,16 +377,12 @@ def _temperature_multiclass(z, y, beta, temperature, lo, hi):  # pragma: no cove
     moved = correct = 0
     first_moved = -1
     for i in range(lo, hi):
-        top = np.float64(z[i, 0])
-        for j in range(1, c):
-            top = max(top, np.float64(z[i, j]))
+        top = _row_max(z[i], c)
         arg = 0
         while np.float64(z[i, arg]) != top:
             arg += 1
         if arg > 0:
-            before = np.float64(z[i, 0])
-            for j in range(1, arg):
-                before = max(before, np.float64(z[i, j]))
+            before = _row_max(z[i], arg)
             if _tied_by(before, top, temperature):
                 moved += 1
                 if first_moved < 0:
