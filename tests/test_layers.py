@@ -33,6 +33,7 @@ LAYERS = [
         "_numba_ranking",
         "_numba_curve",
         "_numba_slope",
+        "_numba_temperature",
         "_numba_capital",
         "_numba_distinct",
     },

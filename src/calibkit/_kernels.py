@@ -94,6 +94,16 @@ def numba_slope() -> ModuleType:
 
 
 @cache
+def numba_temperature() -> ModuleType:
+    """The temperature fit's kernels (``_numba_temperature``), once :func:`use_numba` said
+    yes."""
+    _numba()
+    from . import _numba_temperature
+
+    return _numba_temperature
+
+
+@cache
 def numba_capital() -> ModuleType:
     """The betting confidence sequence's kernel (``_numba_capital``), once :func:`use_numba`
     said yes."""
@@ -290,4 +300,4 @@ def temperature_sums(
 ) -> np.ndarray:
     """Sums of the NLL and its first three derivatives in beta = 1/T, the first three at
     beta = 0, and for (N, C) logits the argmax check at ``temperature`` (numba kernel)."""
-    return np.asarray(_numba().temperature_sums(scores, labels, beta, temperature))
+    return np.asarray(numba_temperature().temperature_sums(scores, labels, beta, temperature))

@@ -30,6 +30,12 @@ _TINY = 2.2250738585072014e-308  # the smallest normal double
 CHUNK = 512  # rows a kernel turns into logarithms at a time (4 KiB a buffer)
 
 
+@numba.njit(cache=True, nogil=True)
+def log_buffers():  # pragma: no cover - compiled
+    """One chunk's buffers for ``logs``: its input, its output and its int64 scratch."""
+    return np.empty(CHUNK), np.empty(CHUNK), np.empty(CHUNK, dtype=np.int64)
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def logs(x, n, out, scratch):  # pragma: no cover - compiled
     """``out[:n] = log(x[:n])``; ``scratch`` an int64 buffer of at least n entries."""

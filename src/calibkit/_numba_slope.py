@@ -15,7 +15,19 @@ import numba
 import numpy as np
 
 from ._numba_kernels import map_blocks
-from ._numba_log import CHUNK, logs
+from ._numba_log import CHUNK, log_buffers, logs
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _certain(p):  # pragma: no cover - compiled
+    """Whether the forecast is exactly 0 or 1 (it has no logit; it is certain)."""
+    return p <= 0.0 or p >= 1.0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _failed(p, hit):  # pragma: no cover - compiled
+    """1 when a certain forecast missed (1 with outcome 0, or 0 with outcome 1), else 0."""
+    return 1 if (p >= 1.0) != hit else 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -28,10 +40,9 @@ def _grid(conf, outcome, steps, span, cells, lo, hi):  # pragma: no cover - comp
     for i in range(lo, hi):
         p = np.float64(conf[i])
         hit = outcome[i] != 0
-        if p <= 0.0 or p >= 1.0:
+        if _certain(p):
             certain += 1
-            if (p >= 1.0) != hit:
-                failed += 1
+            failed += _failed(p, hit)
             continue
         x = np.log(p / (1.0 - p))  # the logit by one log (1 - p is exact from p = 1/2 up)
         cell = int(np.rint((min(max(x, -span), span) + span) * steps))
@@ -50,9 +61,7 @@ def _moments(conf, outcome, weight, steps, span, cells, moments, lo, hi):  # pra
     certain = 0
     failed = 0
     outside = 0
-    odds = np.empty(CHUNK)
-    logits = np.empty(CHUNK)
-    scratch = np.empty(CHUNK, dtype=np.int64)
+    odds, logits, scratch = log_buffers()
     for start in range(lo, hi, CHUNK):
         m = min(CHUNK, hi - start)
         for k in range(m):
@@ -68,10 +77,9 @@ def _moments(conf, outcome, weight, steps, span, cells, moments, lo, hi):  # pra
                     continue
             p = np.float64(conf[i])
             hit = outcome[i] != 0
-            if p <= 0.0 or p >= 1.0:
+            if _certain(p):
                 certain += 1
-                if (p >= 1.0) != hit:
-                    failed += 1
+                failed += _failed(p, hit)
                 continue
             x = logits[k]
             if not (x >= -span and x <= span):

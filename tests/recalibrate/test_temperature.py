@@ -364,9 +364,11 @@ def test_the_pass_gives_the_objective_at_zero_and_the_third_derivative(monkeypat
     assert b.origin.gradient == pytest.approx(np.mean(-0.5 * np.where(t == 1, s, -s)), rel=1e-12)
 
 
-def test_the_folded_argmax_check_finds_a_tie_made_by_division(monkeypatch):
+@pytest.mark.parametrize("c", [4, 100])
+def test_the_folded_argmax_check_finds_a_tie_made_by_division(monkeypatch, c):
     """Two adjacent float64 logits whose quotients by T round to one value: the argmax moves
-    to the first; the numba pass counts it exactly as dividing the logits does."""
+    to the first; the numba pass counts it exactly as dividing the logits does (rows of 4
+    logits take the one-scan maximum, rows of 100 the running maxima)."""
     pytest.importorskip("numba")
     from calibkit.measure import temperature as tm
     from calibkit.recalibrate.invariance import check_invariance
@@ -376,11 +378,11 @@ def test_the_folded_argmax_check_finds_a_tie_made_by_division(monkeypatch):
     while np.nextafter(a, 2.0) / temperature != a / temperature:
         a = np.nextafter(a, 2.0)
     rng = np.random.default_rng(0)
-    z = rng.normal(size=(250_000, 4))
+    z = rng.normal(size=(1_000_000 // c, c))
+    z[[1000, 7]] = 0.0
     z[[1000, 7], 0] = a
-    z[[1000, 7], 2] = np.nextafter(a, 2.0)  # the argmax, tied with column 0 after division
-    z[[1000, 7], 1] = z[[1000, 7], 3] = 0.0
-    y = rng.integers(0, 4, z.shape[0])
+    z[[1000, 7], c // 2] = np.nextafter(a, 2.0)  # the argmax, tied with column 0 after division
+    y = rng.integers(0, c, z.shape[0])
     monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
     moved, first, correct = tm.evaluate(z, y, 1.0 / temperature).argmax
     report = check_invariance(z, z / temperature, labels=y, threshold=0.0)

@@ -47,6 +47,11 @@ class Objective:
     argmax: tuple[int, int, int] | None = None
 
 
+#: About how many passes a fit makes over its logits (4 to 6 from T = 1, the invariance check
+#: folded into the last): the work by which it decides to load the numba kernels.
+FIT_PASSES = 5
+
+
 def evaluate(
     scores: np.ndarray,
     labels: np.ndarray,
@@ -192,6 +197,9 @@ def solve(
     do no better than uniform guessing (T -> infinity); and for logits whose spread lies outside
     :data:`SPREAD_RANGE`, saying how to rescale them.
     """
+
+    if sample_weight is None:  # every pass on the kernels, judged by the whole fit's work
+        _kernels.expect(scores.size * FIT_PASSES)
 
     def passed(beta: float) -> Objective:
         if sample_weight is None:
