@@ -228,9 +228,11 @@ def _by_engine(engine: str, name: str, path: Path, binning: Binning, spark: Any 
     """The summary of a case's file on one engine."""
     case = CASES[name]
     columns = case.columns
-    if engine == "duckdb":
+    if engine.startswith("duckdb"):
         return _quietly(
-            lambda: DuckDBEngine(path, columns=columns).summarize(binning, where="test")
+            lambda: _duckdb(path, columns, held=engine == "duckdb-held").summarize(
+                binning, where="test"
+            )
         )
     if engine == "spark":
         frame = _spark_frame(spark, path)
@@ -244,6 +246,22 @@ def _by_engine(engine: str, name: str, path: Path, binning: Binning, spark: Any 
             lambda: summarize_stream(case.chunks, binning=binning, from_logits=case.from_logits)
         )
     raise AssertionError(engine)
+
+
+def _duckdb(path: Path, columns: Any, *, held: bool) -> DuckDBEngine:
+    """A DuckDB engine over ``path`` that summarises the rows in memory (``held``: the default
+    for inputs that fit) or by SQL aggregations alone (the path of inputs larger than memory)."""
+    engine = DuckDBEngine(path, columns=columns)
+    if not held:
+        engine.hold_bytes = 0
+    return engine
+
+
+def _sql_only(run: Callable[[], Any]) -> Any:
+    """``run()`` with every DuckDB engine summarising by SQL aggregations alone."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DuckDBEngine, "hold_bytes", 0)
+        return run()
 
 
 def _spark_frame(spark: Any, path: Path) -> Any:
@@ -274,7 +292,7 @@ def test_allclose_sees_a_difference() -> None:
 
 @pytest.mark.parametrize("binning", list(BINNINGS))
 @pytest.mark.parametrize("name", CASE_NAMES)
-@pytest.mark.parametrize("engine", ["duckdb", "stream-file", "stream-chunks"])
+@pytest.mark.parametrize("engine", ["duckdb", "duckdb-held", "stream-file", "stream-chunks"])
 def test_engine_equals_memory(
     engine: str, name: str, binning: str, files: dict[tuple[str, str], Path]
 ) -> None:
@@ -341,7 +359,7 @@ FORMAT_RUNS = [
 
 
 @pytest.mark.parametrize(("name", "fmt"), FORMAT_RUNS)
-@pytest.mark.parametrize("engine", ["duckdb", "stream-file"])
+@pytest.mark.parametrize("engine", ["duckdb", "duckdb-held", "stream-file"])
 def test_csv_and_json_lines(
     engine: str, name: str, fmt: str, files: dict[tuple[str, str], Path]
 ) -> None:
@@ -475,7 +493,8 @@ def test_other_column_types(kind: str, tmp_path: Path, spark: Any) -> None:
     binning = BINNINGS["quantile-right"]
     ref = summarize(prepare(conf, outcome.astype(np.int64), from_logits=False, where="t"), binning)
     runs = {
-        "duckdb": lambda: DuckDBEngine(path, columns=columns).summarize(binning, where="t"),
+        "duckdb": lambda: _duckdb(path, columns, held=False).summarize(binning, where="t"),
+        "duckdb-held": lambda: _duckdb(path, columns, held=True).summarize(binning, where="t"),
         "spark": lambda: SparkEngine(_spark_frame(spark, path), columns=columns).summarize(
             binning, where="t"
         ),
@@ -547,7 +566,10 @@ def test_one_or_two_rows(rows: int, tmp_path: Path, spark: Any) -> None:
     )
     assert ref.n == rows
     got = {
-        "duckdb": _quietly(lambda: DuckDBEngine(path).summarize(binning, where="test")),
+        "duckdb": _quietly(lambda: _duckdb(path, None, held=False).summarize(binning, where="t")),
+        "duckdb-held": _quietly(
+            lambda: _duckdb(path, None, held=True).summarize(binning, where="t")
+        ),
         "spark": _quietly(
             lambda: SparkEngine(_spark_frame(spark, path)).summarize(binning, where="test")
         ),
@@ -580,7 +602,10 @@ def test_zero_probability_of_the_true_class(tmp_path: Path, spark: Any) -> None:
         ref = summarize(prepare(p, y, from_logits=False, where="t"), Binning())
     assert math.isinf(ref.nll_sum)
     runs = {
-        "duckdb": lambda: DuckDBEngine(path, columns=case.columns).summarize(Binning(), where="t"),
+        "duckdb": lambda: _duckdb(path, case.columns, held=False).summarize(Binning(), where="t"),
+        "duckdb-held": lambda: _duckdb(path, case.columns, held=True).summarize(
+            Binning(), where="t"
+        ),
         "spark": lambda: SparkEngine(_spark_frame(spark, path), columns=case.columns).summarize(
             Binning(), where="t"
         ),
@@ -725,6 +750,9 @@ def test_audit_equals_memory_on_every_engine(
         )
         engines = {
             "duckdb": ck.audit(str(path), engine="duckdb", columns=case.columns, **options),
+            "duckdb-sql": _sql_only(
+                lambda: ck.audit(str(path), engine="duckdb", columns=case.columns, **options)
+            ),
             "spark": ck.audit(
                 _spark_frame(spark, path), engine="spark", columns=case.columns, **options
             ),

@@ -22,6 +22,7 @@ from sklearn.metrics import roc_auc_score
 from calibkit import InputError
 from calibkit.engines import summarize_with_engine
 from calibkit.engines._plan import Binning
+from calibkit.engines.duckdb import DuckDBEngine
 from calibkit.engines.groups import group_sums
 from calibkit.engines.spark import SparkEngine
 from calibkit.engines.temperature import fit_temperature_with_engine
@@ -112,6 +113,14 @@ def _same_summary(weighted: Summary, repeated: Summary) -> None:
 KINDS = ("binary", "confidence", "top-label", "logits")
 
 
+@pytest.fixture(params=["held", "sql"])
+def both_paths(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB's two paths: the checked rows held in memory (inputs that fit) and SQL alone."""
+    if request.param == "sql":
+        monkeypatch.setattr(DuckDBEngine, "hold_bytes", 0)
+
+
+@pytest.mark.usefixtures("both_paths")
 @pytest.mark.parametrize("strategy", ["uniform", "quantile"])
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 @pytest.mark.parametrize("kind", KINDS)
@@ -139,6 +148,7 @@ def test_spark_weighted_file_equals_rows_repeated(kind: str, tmp_path: Path, spa
     assert got.auc == pytest.approx(duck.auc, rel=1e-12)
 
 
+@pytest.mark.usefixtures("both_paths")
 @pytest.mark.parametrize("kind", ["binary", "confidence"])
 def test_duckdb_bins_equal_binstats_of_the_weights_in_memory(kind: str, tmp_path: Path) -> None:
     cols, columns = _data(kind)
@@ -163,6 +173,7 @@ def test_duckdb_bins_equal_binstats_of_the_weights_in_memory(kind: str, tmp_path
     assert got.mass == float(cols["w"].sum())
 
 
+@pytest.mark.usefixtures("both_paths")
 def test_weights_of_one_are_the_unweighted_summary(tmp_path: Path) -> None:
     cols, columns = _data("binary")
     cols["w"] = np.ones(N)
@@ -292,6 +303,7 @@ def test_the_weight_column_must_be_a_column_of_its_own(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.usefixtures("both_paths")
 def test_zero_weight_rows_are_left_out_of_the_log_loss(tmp_path: Path) -> None:
     """A row of weight 0 whose true class had probability 0 is not there: no infinite loss
     (as in the data with each row repeated w times)."""

@@ -3,7 +3,9 @@
 A subclass says how to run a query (:meth:`SqlEngine.fetch`), what the input relation is called
 and which types its columns have; everything else (checks, edges, bins, totals, the exact AUC,
 the Newton iteration of the temperature fit, per-group sums for the monitor) is here, once.
-No row is ever brought into Python: every query returns per-bin, per-group or scalar sums.
+Every query returns per-bin, per-group or scalar sums; the one exception is an audit whose
+checked rows fit in memory on an engine that brings them there (:meth:`SqlEngine.held_rows`:
+DuckDB), which is then summarised by the in-memory engine.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import abc
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from .. import _kernels
 from .._errors import CalibkitWarning, InputError
+from ..forecasts import Prepared
 from ..io import ColumnPlan
 from ..measure import temperature as tm
 from ..measure.bins import BinStats, Edges
@@ -68,12 +72,22 @@ class SqlEngine(abc.ABC):
 
     # ------------------------------------------------------------------ audit
     def summarize(self, binning: Binning, *, where: str, progress: Progress = None) -> Summary:
-        """The :class:`Summary` of the whole input: a handful of aggregations, no rows moved."""
+        """The :class:`Summary` of the whole input: the checks' scan, then the in-memory
+        summary of the rows where :meth:`held_rows` holds them, else a handful of aggregations."""
         q = self.query()
         steps = ["checks", "edges", "bins", "totals", "ranking", "calibration slope"]
         tick = _ticker(steps, progress)
         tick()
         n = self.checked_rows(q, where)
+        held = self.held_rows(q, n, where)
+        if held is not None:  # the checked rows fit in memory: one read, calibkit's kernels
+            steps[1:] = ["summary in memory"]
+            tick()
+            from .memory import summarize
+
+            summary = replace(summarize(held, binning, where=where), pooled=None)
+            tick()
+            return summary.with_engine(self.name)
         tick()
         wanted = needs(binning, kind=q.kind, n_classes=q.n_classes, where=where)
         edges = self.edges(q, wanted, n, where)
@@ -110,6 +124,11 @@ class SqlEngine(abc.ABC):
             correct_weight=float(totals[7] or 0.0) if q.weighted else None,
             spiegelhalter_variance=float(totals[8] or 0.0) if q.weighted else None,
         )
+
+    def held_rows(self, q: Query, n: int, where: str) -> Prepared | None:
+        """The ``n`` checked rows as arrays in memory, where the engine brings rows that fit
+        into Python (DuckDB, :meth:`DuckDBEngine.held_rows`); None: sums in SQL only."""
+        return None
 
     def edges(self, q: Query, wanted: dict[str, Need], n: int, where: str) -> dict[str, Edges]:
         """The edges of every set of bins; with a weight column, quantile edges are weighted
