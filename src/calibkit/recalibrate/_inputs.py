@@ -125,9 +125,23 @@ EXTREME_SHARE = 0.10
 EXTREME_RATIO = 1e3
 #: Or: the 1% of rows with the largest NLL at T = 1 carry more than this share of the total.
 DOMINANT_SHARE = 0.90
-#: Both signs are read on at most about this many rows (every k-th row of a larger array): a
-#: share or a percentile needs no more, and the check stays a small part of the fit.
+#: Both signs are read on at most about this many rows, or this many logits, whichever is
+#: fewer (every k-th row of a larger array), and on at least MIN_SAMPLE_ROWS rows: a share or
+#: a percentile needs no more, and the check stays a small part of the fit (reading every row
+#: of (50000, 1000) logits took as long as the fit's five passes).
 SAMPLE_ROWS = 1 << 18
+SAMPLE_LOGITS = 1 << 22
+MIN_SAMPLE_ROWS = 1 << 12
+
+
+def sample_step(n_rows: int, n_logits: int) -> int:
+    """k: the signs of :func:`warn_extreme_logits` are read on every k-th row.
+
+    >>> sample_step(50_000, 50_000 * 1000), sample_step(10**6, 10**7), sample_step(1000, 10**7)
+    (12, 3, 1)
+    """
+    step = max(n_rows // SAMPLE_ROWS, -(-n_logits // SAMPLE_LOGITS))
+    return max(1, min(step, n_rows // MIN_SAMPLE_ROWS))
 
 
 def warn_extreme_logits(z: np.ndarray, y: np.ndarray, *, where: str) -> bool:
@@ -141,9 +155,10 @@ def warn_extreme_logits(z: np.ndarray, y: np.ndarray, *, where: str) -> bool:
     naive Bayes do; (2) the 1% of rows with the largest log-loss at T = 1 carry more than 90%
     of the total, so a handful of rows decide the fit. Logits that are all large by a common
     factor (3e8 times a softmax model's) show neither: their temperature absorbs the factor.
-    Beyond :data:`SAMPLE_ROWS` rows both are read on one row in k (every k-th row).
+    Beyond :data:`SAMPLE_ROWS` rows or :data:`SAMPLE_LOGITS` logits both are read on one row
+    in k (every k-th row, :func:`sample_step`).
     """
-    step = max(1, z.shape[0] // SAMPLE_ROWS)
+    step = sample_step(z.shape[0], z.size)
     spread, loss = _spread_and_loss(z[::step], y[::step])
     return warn_extreme_rows(spread, loss, step=step, where=where)
 

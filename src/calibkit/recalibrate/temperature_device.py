@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ..measure import temperature as tm
-from ._inputs import SAMPLE_ROWS, warn_extreme_rows
+from ._inputs import sample_step, warn_extreme_rows
 from .invariance import InvarianceReport, argmax_report, check_invariance
 
 __all__ = ["DeviceFit", "fit_on_device"]
@@ -50,7 +50,7 @@ def fit_on_device(scores: Any, labels: Any, *, check_logits: Any, where: str) ->
         return None  # they may be probabilities: the host path decides and says so
     if z.ndim == 1 and bool(y.min() == y.max()):
         return None  # one outcome only: the host path says so
-    step = max(1, n // SAMPLE_ROWS)
+    step = sample_step(n, n * (1 if z.ndim == 1 else int(z.shape[1])))
     spread, loss = tk.spread_and_loss(z[::step], y[::step])
     warn_extreme_rows(spread, loss, step=step, where=where)
 
