@@ -48,10 +48,10 @@ def _counted(engine: DuckDBEngine) -> list[str]:
 
 @pytest.mark.parametrize(
     ("hold", "queries"),
-    [(None, 2), (16 * N, 2), (16 * N - 1, 9), (0, 9)],
+    [(None, 2), (9 * N, 2), (9 * N - 1, 9), (0, 9)],
 )
 def test_the_rows_are_held_when_they_fit(path: Path, hold: int | None, queries: int) -> None:
-    """Within ``hold_bytes`` (8 bytes a score and 8 a label per row; the default: an eighth
+    """Within ``hold_bytes`` (8 bytes a score and 1 a label per row; the default: an eighth
     of the machine's memory) the audit is the checks' scan and one read of the rows; beyond it,
     the nine SQL aggregations. Both give the in-memory reference's summary."""
     engine = DuckDBEngine(path, columns=COLUMNS)

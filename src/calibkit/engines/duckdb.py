@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._arrow import to_numpy
 from .._errors import InputError
 from ..forecasts import Prepared, prepare
 from ..io import (
@@ -88,7 +89,8 @@ class DuckDBEngine(SqlEngine):
 
     name = "duckdb"
     dialect = DUCKDB
-    #: The most bytes of checked rows (8 per score column, 8 for the label, 8 for a weight)
+    #: The most bytes of checked rows (8 per score column, 1 for the label (4 from 128 classes
+    #: on), 8 for a weight)
     #: that an audit brings into memory to summarise with calibkit's kernels; larger inputs stay
     #: in SQL. 0 keeps every audit in SQL. The audit then holds about twice these bytes at once.
     hold_bytes: int = _memory_bytes() // 8
@@ -158,11 +160,13 @@ class DuckDBEngine(SqlEngine):
         where they fit in :attr:`hold_bytes`; else None."""
         width = max(1, len(self.plan.scores))
         weighted = self.plan.weight is not None
-        if q.by is not None or n * 8 * (width + 1 + weighted) > self.hold_bytes:
+        label, label_bytes = ("TINYINT", 1) if q.n_classes <= 127 else ("INTEGER", 4)
+        if q.by is not None or n * (8 * width + label_bytes + 8 * weighted) > self.hold_bytes:
             return None
         names = [f"s{k}" for k in range(width)]
-        picked = [*names, "CAST(y AS INTEGER) AS y", *(["w"] if weighted else [])]
-        got = self._run(f"SELECT {', '.join(picked)} FROM {q.r}", None, "fetchnumpy")
+        picked = [*names, f"CAST(y AS {label}) AS y", *(["w"] if weighted else [])]
+        table = self._run(f"SELECT {', '.join(picked)} FROM {q.r}", None, "arrow")
+        got = {name: to_numpy(table.column(name)) for name in table.column_names}
         scores = got["s0"] if width == 1 else np.column_stack([got[k] for k in names])
         return prepare(
             scores,
@@ -183,9 +187,12 @@ class DuckDBEngine(SqlEngine):
         return self._run(sql, params, "fetchall")
 
     def _run(self, sql: str, params: Mapping[str, Any] | None, take: str) -> Any:
-        """The result of one query, taken by the DuckDB method ``take`` (its errors named)."""
+        """The result of one query (its errors named): its rows as tuples (``take="fetchall"``)
+        or as a pyarrow table (``"arrow"``, no parameters: DuckDB's columns without a copy)."""
         try:
-            return getattr(self.con.execute(sql, params or None), take)()
+            if take == "arrow":
+                return self.con.sql(sql).to_arrow_table()
+            return self.con.execute(sql, params or None).fetchall()
         except self._error as exc:
             raise InputError(
                 f"{self.where}: DuckDB could not read {getattr(self, 'place', 'the input')}: "
