@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import subprocess
 import sys
+from pathlib import Path
 
 import calibkit as ck
 
@@ -197,6 +198,25 @@ def test_import_is_light():
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_small_audit_loads_no_scipy():
+    """The whole audit of the shipped 10,000-row CSV (CORP's isotonic fit included) runs on
+    numpy alone: importing scipy.optimize would cost a third of the command's wall time."""
+    code = (
+        "import sys, calibkit as ck; "
+        "p = ck.read_predictions('examples/data/resnet110_c10.csv'); "
+        "ck.audit(p.scores, p.labels, from_logits=p.kind == 'logits'); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy')[:3])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parents[1],
+    )
     assert out.stdout.strip() == "[]"
 
 

@@ -12,7 +12,7 @@ import pytest
 import calibkit as ck
 from calibkit.measure import smooth as S
 from calibkit.measure.distinct import distinct_measures
-from calibkit.measure.pooled import Pooled, isotonic_fit, pav, pool_ties
+from calibkit.measure.pooled import PYTHON_PAV_MAX, Pooled, isotonic_fit, pav, pool_ties
 
 C = importlib.import_module("calibkit.measure.corp")  # the module: ``measure.corp`` is the function
 
@@ -34,14 +34,20 @@ def _pooled(n: int, seed: int, *, ties: bool = False, weighted: bool = False) ->
 
 @pytest.mark.parametrize("ties", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_pav_is_scipys(ties, weighted) -> None:
-    """One pass with a stack of blocks gives scipy's PAVA fit (to rounding), non-decreasing."""
+@pytest.mark.parametrize("fits", [1, 100])
+def test_pav_is_scipys(ties, weighted, fits) -> None:
+    """One pass with a stack of blocks (the numba kernel; ``pooled.pav``'s Python loop while
+    the fits to come hold at most PYTHON_PAV_MAX values, scipy's above) gives scipy's PAVA fit
+    (to rounding), non-decreasing."""
+    from scipy.optimize import isotonic_regression
+
     pooled = _pooled(20_000, 1, ties=ties, weighted=weighted)
+    assert (pooled.x.size * fits > PYTHON_PAV_MAX) == (fits > 1 and not ties)
     mass = pooled.mass
-    fast = D.pav(pooled.hits, mass)
-    want = pav(pooled.hits / mass, mass)
-    np.testing.assert_allclose(fast, want, rtol=1e-13, atol=1e-15)
-    assert np.all(np.diff(fast) >= 0.0) and fast.min() >= 0.0 and fast.max() <= 1.0
+    want = isotonic_regression(pooled.hits / mass, weights=mass, increasing=True).x
+    for fast in (D.pav(pooled.hits, mass), pav(pooled.hits, mass, fits=fits)):
+        np.testing.assert_allclose(fast, want, rtol=1e-13, atol=1e-15)
+        assert np.all(np.diff(fast) >= 0.0) and fast.min() >= 0.0 and fast.max() <= 1.0
 
 
 def test_pav_small_cases() -> None:

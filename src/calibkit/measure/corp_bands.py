@@ -99,7 +99,9 @@ def _resampled_curves(
         read = last[at]
         for curves, hits in zip(out, events, strict=True):
             fitted = np.empty(k)
-            fitted[drawn] = isotonic_of_sums(hits[drawn].astype(np.float64), c)
+            fitted[drawn] = isotonic_of_sums(
+                hits[drawn].astype(np.float64), c, fits=n_boot * len(probs)
+            )
             curves[j] = fitted[read]
     return out
 

@@ -111,11 +111,23 @@ def _pool_weighted(x: np.ndarray, hit: np.ndarray, w: np.ndarray) -> Pooled:
     )
 
 
-def pav(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """The weighted least-squares non-decreasing fit of ``means`` (pool-adjacent-violators).
+#: While the fits to come hold at most this many values in all, each isotonic fit is a Python
+#: loop (the numba kernel's algorithm, the same arithmetic; about 0.4 us a value): importing
+#: scipy.optimize costs more (about 0.35 s, a third of a small audit's whole process). Above
+#: it (a large fit, or a band's resamples), scipy's compiled PAVA (about 0.03 us a value).
+PYTHON_PAV_MAX = 1 << 18
 
-    ``scipy.optimize.isotonic_regression`` runs the PAVA loop in compiled code (imported here,
-    so ``import calibkit`` does not load scipy). ``weights`` must be positive.
+
+def pav(hits: np.ndarray, mass: np.ndarray, *, fits: int = 1) -> np.ndarray:
+    """The ``mass``-weighted least-squares non-decreasing fit of the rates ``hits / mass``
+    (pool-adjacent-violators; ``mass`` positive), clipped to [0, 1]: a pool's rate of 0/1
+    outcomes lies there, but for an ulp of rounding that a probability must not keep.
+
+    ``fits``: how many fits of this size the caller makes (a band's resamples). Up to
+    :data:`PYTHON_PAV_MAX` values in all, one pass with a stack of blocks, each block's value
+    its sum of hits over its sum of mass (as ``_numba_distinct.pav``); above it
+    ``scipy.optimize.isotonic_regression`` (imported there, so a small audit never loads
+    scipy).
 
     Examples
     --------
@@ -123,13 +135,29 @@ def pav(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
     >>> from calibkit.measure.pooled import pav
     >>> pav(np.array([1.0, 0.0, 0.0, 0.0, 1.0, 1.0]), np.ones(6)).tolist()
     [0.25, 0.25, 0.25, 0.25, 1.0, 1.0]
+    >>> pav(np.array([3.0, 1.0]), np.array([3.0, 2.0])).tolist()
+    [0.8, 0.8]
     """
-    from scipy.optimize import isotonic_regression
+    if hits.size * fits > PYTHON_PAV_MAX:
+        from scipy.optimize import isotonic_regression
 
-    fitted = isotonic_regression(means, weights=weights, increasing=True).x
-    # a pool's mean of 0/1 outcomes lies in [0, 1]; rounding of the weighted mean may leave
-    # it an ulp outside, which a probability must not be
-    return np.clip(fitted, 0.0, 1.0)
+        fitted = isotonic_regression(hits / mass, weights=mass, increasing=True).x
+        return np.clip(fitted, 0.0, 1.0)
+    starts: list[int] = []
+    sums: list[float] = []
+    masses: list[float] = []
+    for i, (h, m) in enumerate(zip(hits.tolist(), mass.tolist(), strict=True)):
+        start = i
+        # pool while the block below has a higher rate (a / b > c / d as a d > c b, b, d > 0)
+        while sums and sums[-1] * m > h * masses[-1]:
+            h += sums.pop()
+            m += masses.pop()
+            start = starts.pop()
+        starts.append(start)
+        sums.append(h)
+        masses.append(m)
+    values = np.clip(np.array(sums) / np.array(masses), 0.0, 1.0)
+    return np.repeat(values, np.diff(np.append(starts, hits.size)))
 
 
 def isotonic_fit(pooled: Pooled) -> np.ndarray:
@@ -147,13 +175,13 @@ def isotonic_fit(pooled: Pooled) -> np.ndarray:
     return isotonic_of_sums(pooled.hits, pooled.mass)
 
 
-def isotonic_of_sums(hits: np.ndarray, mass: np.ndarray) -> np.ndarray:
+def isotonic_of_sums(hits: np.ndarray, mass: np.ndarray, *, fits: int = 1) -> np.ndarray:
     """The isotonic fit of the rates ``hits / mass`` weighted by ``mass`` (positive): the
     numba kernel for many values, else :func:`pav` (what :func:`isotonic_fit` and the CORP
-    bands' resamples call)."""
+    bands' resamples call; ``fits``: how many such fits the caller makes)."""
     if _kernels.use_numba(hits.size):
         return np.asarray(_kernels.numba_distinct().pav(hits, mass))
-    return pav(hits / mass, mass)
+    return pav(hits, mass, fits=fits)
 
 
 def step_at(x: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
