@@ -3,7 +3,7 @@
 One pass over (N, C) logits (or N binary scores) sums the NLL of softmax(beta z) and its first
 three derivatives in beta, the same at beta = 0, and the argmax check of the logits divided by
 the temperature, in row blocks on threads. The chunked numpy code of
-``calibkit.measure.temperature`` is the reference these kernels are tested against.
+``calibkit.measure.temperature_sums`` is the reference these kernels are tested against.
 """
 
 from __future__ import annotations

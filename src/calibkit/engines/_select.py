@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ._sql import number
+from ._sql_terms import number
 
 BUCKETS = 4096
 FETCH_MAX = 8192

@@ -37,8 +37,9 @@ from ..measure.slope import (
 from ..measure.summary import Summary
 from ._plan import Binning, Need, classwise_names, needs, plan_edges
 from ._select import select_ranks
-from ._sql import Query, number
+from ._sql import Query
 from ._sql_cells import Dialect
+from ._sql_terms import number
 
 #: Above this many rows DuckDB's order statistics come from histogram refinement, not
 #: ``quantile_disc`` (which holds the column in memory).

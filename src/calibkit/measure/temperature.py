@@ -23,8 +23,7 @@ import numpy as np
 
 from .. import _kernels
 from .._errors import InputError
-
-_CHUNK_ELEMENTS = 1 << 20
+from .temperature_sums import CHUNK_ELEMENTS, binary_sums, multiclass_sums
 
 
 @dataclass(frozen=True)
@@ -75,9 +74,9 @@ def evaluate(
         # logits beyond SPREAD_RANGE overflow to inf or NaN here, which the solver reports
         with np.errstate(over="ignore", invalid="ignore"):
             if scores.ndim == 1:
-                total = _binary_sums(scores, labels, beta, sample_weight)
+                total = binary_sums(scores, labels, beta, sample_weight)
             else:  # f at beta = 0 costs a second set of sums here: only at T = 1, the start
-                total = _multiclass_sums(
+                total = multiclass_sums(
                     scores, labels, beta, origin=beta == 1.0, sample_weight=sample_weight
                 )
     n = scores.shape[0] if sample_weight is None else float(np.sum(sample_weight))
@@ -93,72 +92,6 @@ def objective_of_sums(
     f, g, h, t, f0, g0, h0 = (float(x / n) for x in total[:7])
     origin = None if math.isnan(g0) else Objective(0.0, f0, g0, h0)
     return Objective(float(beta), f, g, h, t, origin=origin, argmax=argmax)
-
-
-def _summed(term: np.ndarray, w: np.ndarray | None) -> Any:
-    """The sum of per-row terms, each weighed by its row's weight when there are weights."""
-    return np.sum(term) if w is None else np.dot(w, term)
-
-
-def _multiclass_sums(
-    z: np.ndarray,
-    y: np.ndarray,
-    beta: float,
-    *,
-    origin: bool = True,
-    sample_weight: np.ndarray | None = None,
-) -> np.ndarray:
-    """The sums of :func:`evaluate` (those at beta = 0 NaN unless ``origin``)."""
-    total = np.zeros(7)
-    if not origin:
-        total[4:7] = np.nan
-    rows = max(1, _CHUNK_ELEMENTS // z.shape[1])
-    for start in range(0, z.shape[0], rows):
-        block = z[start : start + rows].astype(np.float64)
-        top = block.max(axis=1, keepdims=True)
-        shifted = block - top  # <= 0; -inf stays -inf (a probability of exactly 0)
-        finite = np.isfinite(shifted)
-        centred = np.where(finite, shifted, 0.0)
-        true = np.take_along_axis(shifted, y[start : start + rows, None], axis=1)[:, 0]
-        wb = None if sample_weight is None else sample_weight[start : start + rows]
-        # a -inf logit has weight 0 at every beta > 0, hence in the limit beta -> 0 too
-        for at, b in ((0, beta), (4, 0.0)) if origin else ((0, beta),):
-            weights = np.where(finite, np.exp(b * centred), 0.0) if b else finite * 1.0
-            s0 = weights.sum(axis=1)
-            s1 = (weights * centred).sum(axis=1) / s0
-            s2 = (weights * centred * centred).sum(axis=1) / s0
-            total[at : at + 3] += (
-                _summed(np.log(s0) - b * true, wb),
-                _summed(s1 - true, wb),
-                _summed(np.maximum(s2 - s1 * s1, 0.0), wb),
-            )
-            if at == 0:  # the third central moment
-                s3 = (weights * centred**3).sum(axis=1) / s0
-                total[3] += _summed(s3 - 3.0 * s1 * s2 + 2.0 * s1**3, wb)
-    return total
-
-
-def _binary_sums(
-    s: np.ndarray, y: np.ndarray, beta: float, sample_weight: np.ndarray | None = None
-) -> np.ndarray:
-    total = np.zeros(7)
-    for start in range(0, s.shape[0], _CHUNK_ELEMENTS):
-        x = s[start : start + _CHUNK_ELEMENTS].astype(np.float64)
-        wb = None if sample_weight is None else sample_weight[start : start + _CHUNK_ELEMENTS]
-        sign = np.where(y[start : start + _CHUNK_ELEMENTS] == 1, 1.0, -1.0)
-        margin = sign * x * beta
-        wrong = np.exp(-np.logaddexp(0.0, margin))  # sigmoid(-margin)
-        spread = wrong * (1.0 - wrong)
-        total += (
-            _summed(np.logaddexp(0.0, -margin), wb),
-            _summed(-sign * x * wrong, wb),
-            _summed(x * x * spread, wb),
-            _summed(-sign * x**3 * spread * (1.0 - 2.0 * wrong), wb),
-            (x.size if wb is None else np.sum(wb)) * math.log(2.0),
-            _summed(-0.5 * sign * x, wb),
-            _summed(0.25 * x * x, wb),
-        )
-    return total
 
 
 @dataclass(frozen=True)
@@ -504,7 +437,7 @@ def _uniform_error(where: str) -> InputError:
 def _separable(scores: np.ndarray, labels: np.ndarray) -> bool:
     if scores.ndim == 1:
         return bool(np.all(np.where(labels == 1, scores, -scores) > 0))
-    rows = max(1, _CHUNK_ELEMENTS // scores.shape[1])
+    rows = max(1, CHUNK_ELEMENTS // scores.shape[1])
     for start in range(0, scores.shape[0], rows):
         block = scores[start : start + rows]
         y = labels[start : start + rows]
