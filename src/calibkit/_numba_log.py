@@ -14,8 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_LN2_HI = 6.93147180369123816490e-01  # fdlibm's split of ln 2
-_LN2_LO = 1.90821492927058770002e-10
+LN2_HI = 6.93147180369123816490e-01  # fdlibm's split of ln 2
+LN2_LO = 1.90821492927058770002e-10
 _LG = (  # fdlibm's Lg1 .. Lg7
     6.666666666666735130e-01,
     3.999999999940941908e-01,
@@ -56,7 +56,7 @@ def logs(x, n, out, scratch):  # pragma: no cover - compiled
         t2 = z * (lg1 + w * (lg3 + w * (lg5 + w * lg7)))
         r = t2 + t1
         hfsq = 0.5 * f * f
-        out[k] = e * _LN2_HI - ((hfsq - (s * (hfsq + r) + e * _LN2_LO)) - f)
+        out[k] = e * LN2_HI - ((hfsq - (s * (hfsq + r) + e * LN2_LO)) - f)
     normal = 0
     for k in range(n):  # branch-free, so vectorised too
         normal += (x[k] >= _TINY) & (x[k] < np.inf)

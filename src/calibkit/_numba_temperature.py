@@ -14,13 +14,12 @@ import numba
 import numpy as np
 
 from ._numba_kernels import BLOCK, map_blocks
+from ._numba_log import LN2_HI, LN2_LO
 
 # exp(x) for x <= 0 as 2**k * exp(r), |r| <= ln(2)/2, with a degree-13 Taylor polynomial
 # (truncation below 1e-17) and 2**k built from its bits: plain arithmetic that LLVM vectorises,
 # where a call to libm's exp per element would not be (3x slower on (50000, 1000) logits).
 _LOG2E = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01  # fdlibm's split of ln 2
-_LN2_LO = 1.90821492927058770002e-10
 _TAYLOR = tuple(1.0 / math.factorial(k) for k in range(14))
 
 
@@ -127,7 +126,7 @@ def _temperature_multiclass(z, y, beta, temperature, lo, hi):  # pragma: no cove
             d = max(np.float64(z[i, j]) - top, -1e150)
             x = max(beta * d, -708.0)
             k = np.floor(x * _LOG2E + 0.5)
-            r = (x - k * _LN2_HI) - k * _LN2_LO
+            r = (x - k * LN2_HI) - k * LN2_LO
             p = t[13]
             for m in range(12, -1, -1):
                 p = p * r + t[m]

@@ -14,7 +14,6 @@ import abc
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -40,6 +39,7 @@ from ._select import select_ranks
 from ._sql import Query
 from ._sql_cells import Dialect
 from ._sql_terms import number
+from .memory import summarize
 
 #: Above this many rows DuckDB's order statistics come from histogram refinement, not
 #: ``quantile_disc`` (which holds the column in memory).
@@ -84,9 +84,7 @@ class SqlEngine(abc.ABC):
         if held is not None:  # the checked rows fit in memory: one read, calibkit's kernels
             steps[1:] = ["summary in memory"]
             tick()
-            from .memory import summarize
-
-            summary = replace(summarize(held, binning, where=where), pooled=None)
+            summary = summarize(held, binning, where=where, distinct=False)  # as the SQL path
             tick()
             return summary.with_engine(self.name)
         tick()

@@ -89,10 +89,10 @@ class DuckDBEngine(SqlEngine):
 
     name = "duckdb"
     dialect = DUCKDB
-    #: The most bytes of checked rows (8 per score column, 1 for the label (4 from 128 classes
-    #: on), 8 for a weight)
-    #: that an audit brings into memory to summarise with calibkit's kernels; larger inputs stay
-    #: in SQL. 0 keeps every audit in SQL. The audit then holds about twice these bytes at once.
+    #: The most bytes of checked rows (8 per score column, 1 for the label, 4 from 128 classes
+    #: on, and 8 for a weight) that an audit brings into memory to summarise with calibkit's
+    #: kernels; larger inputs stay in SQL. 0 keeps every audit in SQL. The audit then holds
+    #: about twice these bytes at once.
     hold_bytes: int = _memory_bytes() // 8
 
     def __init__(

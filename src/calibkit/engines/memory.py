@@ -39,8 +39,12 @@ def columns_of(f: Prepared) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary:
-    """The summary of prepared arrays, with exact quantile edges and the exact AUC.
+def summarize(
+    f: Prepared, binning: Binning, *, where: str = "audit", distinct: bool = True
+) -> Summary:
+    """The summary of prepared arrays, with exact quantile edges and the exact AUC; with
+    ``distinct`` (up to :data:`~calibkit.measure.distinct.MAX_ROWS` rows) also the forecasts
+    pooled by value, for the measures without bins.
 
     Examples
     --------
@@ -87,7 +91,7 @@ def summarize(f: Prepared, binning: Binning, *, where: str = "audit") -> Summary
         chunk_summary(f, edges, closed=closed, known=known),
         auc=auc,
         slope=slope_of(f.conf, f.outcome, sample_weight=w),
-        pooled=_pooled(f, ranking) if f.conf.size <= MAX_ROWS else None,
+        pooled=_pooled(f, ranking) if distinct and f.conf.size <= MAX_ROWS else None,
     )
 
 
