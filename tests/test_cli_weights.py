@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 
 import calibkit as ck
 from calibkit.cli import app
-from calibkit.decide.policy import decision_report, policy_table
+from calibkit.decide.decision_report import decision_report
+from calibkit.decide.policy import policy_table
 from calibkit.recalibrate.base import load_calibrator
 from calibkit.recalibrate.ledger import compare_calibration
 from calibkit.recalibrate.split import stratified_split

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import calibkit as ck
-from calibkit.decide.policy import PolicyTable, act_forecast, decision_report, policy_table
+from calibkit.decide.decision_report import decision_report
+from calibkit.decide.policy import PolicyTable, act_forecast, policy_table
 from calibkit.decide.thresholds import cost_at
 
 DENSENET = Path(__file__).parents[2] / "examples" / "data" / "densenet40_cifar10_logits.npz"

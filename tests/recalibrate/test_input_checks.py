@@ -22,7 +22,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import GaussianNB
 
 import calibkit as ck
-from calibkit.decide.policy import decision_report, policy_table
+from calibkit.decide.decision_report import decision_report
+from calibkit.decide.policy import policy_table
 from calibkit.recalibrate.base import load_calibrator, save_calibrator
 from calibkit.recalibrate.methods import make_calibrator
 

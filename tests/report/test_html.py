@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 
 import calibkit as ck
-from calibkit.decide.policy import decision_report
+from calibkit.decide.decision_report import decision_report
 from calibkit.report.html import render_report, write_report
 
 # ----------------------------------------------------------------------------- data

@@ -15,9 +15,10 @@ from .binary import (
 )
 from .coverage import RiskCoverage, risk_coverage
 from .coverage_target import CoverageAtRisk, coverage_at_risk
+from .decision_report import decision_report
 from .guarantee import GuaranteeEvaluation, RiskGuarantee, guaranteed_threshold
 from .operating import RiskAtCoverage, risk_at_coverage
-from .policy import PolicyRow, PolicyTable, act_forecast, decision_report, policy_table
+from .policy import PolicyRow, PolicyTable, act_forecast, policy_table
 from .predictions import Decisions, decide_predictions
 from .selective import (
     SelectivePrediction,

@@ -22,8 +22,9 @@ from .._errors import InputError
 from .actions import ActionsEvaluation, choose_actions
 from .binary import BinaryPolicyTable, binary_costs, binary_policy_table
 from .coverage import validated
+from .decision_report import decision_report
 from .guarantee import GuaranteeEvaluation, guaranteed_threshold
-from .policy import PolicyTable, decision_report, policy_table
+from .policy import PolicyTable, policy_table
 from .thresholds import costs
 
 __all__ = ["Decisions", "decide_predictions"]
