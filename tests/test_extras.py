@@ -156,6 +156,7 @@ def test_numba_missing(monkeypatch, fresh_kernels):
     for name in (
         "_numba_kernels",
         "_numba_ranking",
+        "_numba_slabs",
         "_numba_slope",
         "_numba_capital",
         "_numba_distinct",

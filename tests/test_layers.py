@@ -31,6 +31,7 @@ LAYERS = [
         "_numba_log",
         "_numba_kernels",
         "_numba_ranking",
+        "_numba_slabs",
         "_numba_curve",
         "_numba_slope",
         "_numba_temperature",

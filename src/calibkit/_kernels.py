@@ -76,6 +76,15 @@ def numba_ranking() -> ModuleType:
 
 
 @cache
+def numba_slabs() -> ModuleType:
+    """The order a slab at a time (``_numba_slabs``), once :func:`use_numba` said yes."""
+    _numba()
+    from . import _numba_slabs
+
+    return _numba_slabs
+
+
+@cache
 def numba_curve() -> ModuleType:
     """The risk-coverage curve's kernel (``_numba_curve``), once :func:`use_numba` said yes."""
     _numba()

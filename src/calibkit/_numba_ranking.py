@@ -8,9 +8,9 @@ the values lie; from it, coarse buckets are cut, each over its own key range, so
 leading buckets split by further bits and sparse neighbours merge. A second pass counts each
 class per coarse bucket and a third places each class's keys in coarse-bucket order (in row
 blocks, on threads). The buckets being in key order, sorting a run of whole buckets sorts each
-of them: each thread sorts its own runs with numpy's sort (vectorised; it releases the GIL).
-An order statistic needs less: only the coarse bucket (of about N / :data:`COARSE` values)
-that holds its rank is gathered and sorted.
+of them: each thread sorts its buckets with numpy's sort (vectorised; it releases the GIL).
+``_numba_slabs`` does the same a range of buckets at a time, and gathers only the buckets that
+hold an order statistic.
 
 With the two classes' keys in order, the AUC's pairs in different buckets are counted from
 prefix sums and those inside one bucket by a merge, as integers; the same order gives the
@@ -22,6 +22,8 @@ reference these kernels are tested against: they agree exactly, integer for inte
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -32,13 +34,13 @@ LEAD_BITS = 16
 _LEAD = 1 << LEAD_BITS
 _HALF = 1 << (LEAD_BITS - 1)
 _DROP = 64 - LEAD_BITS
-#: About this many coarse buckets for an order statistic (one of them gathered and sorted).
+#: About this many coarse buckets for an order statistic (``_numba_slabs``: one gathered).
 COARSE = 2048
 #: Fewest values a coarse bucket aims at (small inputs: few buckets).
 _COARSE_MIN = 4096
 #: About this many coarse buckets when whole classes are sorted (:func:`sorted_classes`):
 #: enough to share the sorting among the threads, few enough that the scatter's writes stream.
-_SORTED = 64
+_SORTED = 256
 #: Values converted to float64 at a time (a block in L1 cache).
 _CHUNK = 1024
 _FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
@@ -150,9 +152,12 @@ def _coarse_counts(s, positive, kmin, first, shift, n_coarse, lo, hi):  # pragma
 
 
 @numba.njit(cache=True, nogil=True)
-def _scatter(s, positive, kmin, first, shift, at, kneg, kpos, lo, hi):  # pragma: no cover
-    """Rows lo..hi: each key to its class's next slot of its coarse bucket (``at[c, b]``, this
-    block's own slots)."""
+def _scatter(
+    s, positive, kmin, first, shift, at, kneg, kpos, b_lo, b_hi, slot, got, out, lo, hi
+):  # pragma: no cover
+    """Rows lo..hi: each key of coarse buckets b_lo..b_hi to its class's next slot of its
+    bucket (``at[c, b]``, this block's own slots); each key of another bucket with
+    ``slot[b] >= 0`` to ``out`` at this block's next position ``got[slot[b]]``."""
     buf = np.empty(_CHUNK)
     bits = buf.view(np.int64)
     for start in range(lo, hi, _CHUNK):
@@ -162,6 +167,12 @@ def _scatter(s, positive, kmin, first, shift, at, kneg, kpos, lo, hi):  # pragma
             k = bits[j]
             h = (k >> _DROP) + _HALF
             b = first[h] + ((k - kmin[h]) >> shift[h])
+            if b < b_lo or b >= b_hi:
+                g = slot[b]
+                if g >= 0:
+                    out[got[g]] = k
+                    got[g] += 1
+                continue
             if positive[start + j]:
                 kpos[at[1, b]] = k
                 at[1, b] += 1
@@ -263,86 +274,153 @@ def _select(kneg, kpos, ranks, out):  # pragma: no cover - compiled
         out[t] = _bits(k)
 
 
-@numba.njit(cache=True, nogil=True)
-def _gather(s, kmin, first, shift, slot, at, out, lo, hi):  # pragma: no cover - compiled
-    """Rows lo..hi: the keys of the coarse buckets with ``slot[b] >= 0`` into ``out`` at this
-    block's next positions ``at[slot[b]]``."""
-    buf = np.empty(_CHUNK)
-    bits = buf.view(np.int64)
-    for start in range(lo, hi, _CHUNK):
-        n = min(_CHUNK, hi - start)
-        _fill_keys(s, start, n, buf, bits)
-        for j in range(n):
-            k = bits[j]
-            h = (k >> _DROP) + _HALF
-            g = slot[first[h] + ((k - kmin[h]) >> shift[h])]
-            if g >= 0:
-                out[at[g]] = k
-                at[g] += 1
-
-
 # ----------------------------------------------------------------------------- drivers
 
 
-def _ranges(ends: np.ndarray, parts: int) -> list[tuple[int, int]]:
-    """Coarse-bucket ranges holding about equal numbers of values."""
-    n_coarse = ends.shape[1]
-    if parts <= 1 or n_coarse < 2:
-        return [(0, n_coarse)]
-    total = ends[0] + ends[1]
-    cuts = np.searchsorted(total, np.linspace(0, total[-1], parts + 1)[1:-1])
-    edges = [0, *sorted({int(c) for c in cuts}), n_coarse]
+def _ranges(ends: np.ndarray, parts: int, lo: int = 0, hi: int = -1) -> list[tuple[int, int]]:
+    """Ranges of the coarse buckets lo..hi (all of them by default) holding about equal numbers
+    of values."""
+    hi = ends.shape[1] if hi < 0 else hi
+    if parts <= 1 or hi - lo < 2:
+        return [(lo, hi)]
+    total = ends[0, lo:hi] + ends[1, lo:hi]
+    if lo > 0:
+        total = total - (ends[0, lo - 1] + ends[1, lo - 1])
+    cuts = lo + np.searchsorted(total, np.linspace(0, total[-1], parts + 1)[1:-1])
+    edges = [lo, *sorted({int(c) for c in cuts}), hi]
     return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=False) if b > a]
 
 
-def sorted_classes(s, positive):
-    """The keys of checked finite scores ``s`` sorted apart by class (``positive`` holds 0/1
-    of any integer or bool dtype): (negatives, positives)."""
+class Layout(NamedTuple):
+    """Where the keys of checked finite scores go: the coarse buckets' plan (``kmin``, ``first``,
+    ``shift``: see :func:`_plan`), each row block's (2, n_coarse) counts of negatives and
+    positives, and the (2, n_coarse) end of each bucket in each class's order."""
+
+    kmin: np.ndarray
+    first: np.ndarray
+    shift: np.ndarray
+    counts: list[np.ndarray]
+    ends: np.ndarray
+
+    def base(self, lo: int) -> np.ndarray:
+        """How many of each class lie in the buckets below ``lo``."""
+        return self.ends[:, lo - 1].copy() if lo > 0 else np.zeros(2, dtype=np.int64)
+
+
+def _prepared(s, positive):
     s = np.ascontiguousarray(s)
     positive = np.ascontiguousarray(positive)
-    if positive.dtype == np.bool_:
-        positive = positive.view(np.uint8)
+    return s, positive.view(np.uint8) if positive.dtype == np.bool_ else positive
+
+
+def layout(s, positive, target):
+    """The :class:`Layout` of coarse buckets of about ``target`` values: the leading-bits
+    count, the plan and the class counts (two passes over the rows)."""
     n = s.shape[0]
     parts = map_blocks(_lead_counts, n, s)
     count = np.sum([p[0] for p in parts], axis=0)
     kmin = np.min([p[1] for p in parts], axis=0)
     kmax = np.max([p[2] for p in parts], axis=0)
-    first, shift, n_coarse = _plan(count, kmin, kmax, max(_COARSE_MIN, n // _SORTED))
-    blocks = block_ranges(n, BLOCK)
+    first, shift, n_coarse = _plan(count, kmin, kmax, target)
     counts = map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
     ends = np.cumsum(np.sum(counts, axis=0), axis=1)  # (2, n_coarse): end of each segment
-    # each block's first slots: the segment's start plus what earlier blocks put there
-    at = ends - np.sum(counts, axis=0)
+    return Layout(kmin, first, shift, counts, ends)
+
+
+def fill(s, positive, lay, lo, hi, kneg, kpos, gather=None):
+    """Each class's keys of the coarse buckets lo..hi, sorted, into ``kneg`` and ``kpos`` (of
+    exactly those buckets' sizes): one pass over the rows (in blocks, on threads) that places
+    each key in its bucket (and the keys of the buckets a ``_numba_slabs.Gather`` asks for in
+    its ``out``), then each bucket sorted."""
+    n = s.shape[0]
+    base = lay.base(lo)
+    # each block's first slots: the bucket's start plus what earlier blocks put there
+    at = lay.ends - np.sum(lay.counts, axis=0) - base[:, None]
     starts = []
-    for c in counts:
+    for c in lay.counts:
         starts.append(at.copy())
         at += c
-    kneg = np.empty(int(ends[0, -1]) if n_coarse else 0, dtype=np.int64)
-    kpos = np.empty(int(ends[1, -1]) if n_coarse else 0, dtype=np.int64)
+    blocks = block_ranges(n, BLOCK)
+    if gather is None:  # no bucket gathered
+        none = np.empty(0, dtype=np.int64)
+        asked = (
+            np.full(lay.ends.shape[1], -1, dtype=np.int64),
+            np.zeros((len(blocks), 0), dtype=np.int64),
+            none,
+        )
+    else:
+        asked = (gather.slot, gather.at, gather.out)
+    plan = (lay.kmin, lay.first, lay.shift)
     if len(blocks) == 1:
-        _scatter(s, positive, kmin, first, shift, starts[0], kneg, kpos, 0, n)
+        _scatter(
+            s,
+            positive,
+            *plan,
+            starts[0],
+            kneg,
+            kpos,
+            lo,
+            hi,
+            asked[0],
+            asked[1][0].copy(),
+            asked[2],
+            0,
+            n,
+        )
     else:
         list(
             thread_pool().map(
-                lambda bs: _scatter(
-                    s, positive, kmin, first, shift, bs[1], kneg, kpos, bs[0][0], bs[0][1]
+                lambda i: _scatter(
+                    s,
+                    positive,
+                    *plan,
+                    starts[i],
+                    kneg,
+                    kpos,
+                    lo,
+                    hi,
+                    asked[0],
+                    asked[1][i].copy(),
+                    asked[2],
+                    *blocks[i],
                 ),
-                zip(blocks, starts, strict=True),
+                range(len(blocks)),
             )
         )
-    # the buckets are in key order: sorting a run of whole buckets sorts each of them
-    ranges = _ranges(ends, n_threads() if n >= BLOCK else 1)
-    runs = [
-        keys[row[a - 1] if a > 0 else 0 : row[b - 1]]
-        for keys, row in ((kneg, ends[0]), (kpos, ends[1]))
-        for a, b in ranges
-    ]
-    if len(runs) <= 2:
-        for run in runs:
-            run.sort()
+    # the buckets are in key order: sorting each of them sorts the class (bucket by bucket,
+    # cache-sized sorts being cheaper per value than one long one; each thread its range)
+    ends = lay.ends - base[:, None]
+    _sort_buckets(kneg, kpos, ends, _ranges(lay.ends, n_threads() if n >= BLOCK else 1, lo, hi))
+
+
+def sorted_classes(s, positive):
+    """The keys of checked finite scores ``s`` sorted apart by class (``positive`` holds 0/1
+    of any integer or bool dtype): (negatives, positives, the buckets' ends)."""
+    s, positive = _prepared(s, positive)
+    lay = layout(s, positive, max(_COARSE_MIN, s.shape[0] // _SORTED))
+    kneg = np.empty(int(lay.ends[0, -1]) if lay.ends.size else 0, dtype=np.int64)
+    kpos = np.empty(int(lay.ends[1, -1]) if lay.ends.size else 0, dtype=np.int64)
+    fill(s, positive, lay, 0, lay.ends.shape[1], kneg, kpos)
+    return kneg, kpos, lay.ends
+
+
+def _sort_buckets(kneg, kpos, ends, ranges):
+    """Sort each coarse bucket's run of both classes, the buckets of each range on a thread
+    (``ends`` counted from the first range's start)."""
+
+    def sort_range(r: tuple[int, int]) -> None:
+        for keys, row in ((kneg, ends[0]), (kpos, ends[1])):
+            bounds = row[max(r[0] - 1, 0) : r[1]].tolist()
+            if r[0] == 0:
+                bounds.insert(0, 0)
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+                if b - a > 1:
+                    keys[a:b].sort()
+
+    if len(ranges) == 1:
+        sort_range(ranges[0])
     else:
-        list(thread_pool().map(np.ndarray.sort, runs))
-    return kneg, kpos, ends
+        list(thread_pool().map(sort_range, ranges))
 
 
 def pair_counts(s, positive):
@@ -350,11 +428,14 @@ def pair_counts(s, positive):
     return pairs_of(*sorted_classes(s, positive))
 
 
-def pairs_of(kneg, kpos, ends):
-    """(2U, n_pos, n_neg) of the sorted classes."""
-    ranges = _ranges(ends, n_threads() if kneg.size + kpos.size >= BLOCK else 1)
+def pairs_of(kneg, kpos, ends, lo=0, hi=-1):
+    """(2U, n_pos, n_neg) of the sorted classes (of the coarse buckets lo..hi, their keys
+    alone in ``kneg`` and ``kpos`` and ``ends`` counted from lo: 2U of those positives
+    against the negatives of the same buckets)."""
+    hi = ends.shape[1] if hi < 0 else hi
+    ranges = _ranges(ends, n_threads() if kneg.size + kpos.size >= BLOCK else 1, lo, hi)
     if len(ranges) == 1:
-        twice = _pairs(kneg, kpos, ends, 0, ends.shape[1])
+        twice = _pairs(kneg, kpos, ends, lo, hi)
     else:
         twice = sum(thread_pool().map(lambda r: _pairs(kneg, kpos, ends, r[0], r[1]), ranges))
     return int(twice), int(kpos.size), int(kneg.size)
@@ -370,58 +451,6 @@ def steps(s, right):
     wrong = np.empty(n, dtype=np.int64)
     m = _steps(kneg, kpos, threshold.view(np.int64), acted, wrong)
     return threshold[:m], acted[:m], wrong[:m]
-
-
-def _coarse(s, positive):
-    """Leading counts, the coarse plan and each block's (2, n_coarse) class counts."""
-    n = s.shape[0]
-    parts = map_blocks(_lead_counts, n, s)
-    count = np.sum([p[0] for p in parts], axis=0)
-    kmin = np.min([p[1] for p in parts], axis=0)
-    kmax = np.max([p[2] for p in parts], axis=0)
-    first, shift, n_coarse = _plan(count, kmin, kmax, max(_COARSE_MIN, n // COARSE))
-    counts = map_blocks(_coarse_counts, n, s, positive, kmin, first, shift, n_coarse)
-    return kmin, first, shift, counts
-
-
-def order_statistics(s, ranks):
-    """The values (float64) of the sorted 0-based ``ranks`` among checked finite ``s``, as
-    ``np.partition(s, ranks)[ranks]``: two counting passes, then one pass that gathers only the
-    coarse buckets holding a requested rank, each sorted in cache."""
-    s = np.ascontiguousarray(s)
-    n = s.shape[0]
-    ranks = np.asarray(ranks, dtype=np.int64)
-    kmin, first, shift, counts = _coarse(s, np.zeros(n, dtype=np.uint8))
-    per_block = np.stack([c[0] for c in counts])  # (blocks, n_coarse): one class here
-    ends = np.cumsum(per_block.sum(axis=0))
-    holder = np.searchsorted(ends, ranks, side="right")  # the coarse bucket of each rank
-    wanted = np.unique(holder)
-    slot = np.full(ends.size, -1, dtype=np.int64)
-    slot[wanted] = np.arange(wanted.size)
-    sizes = per_block[:, wanted]
-    offsets = np.concatenate(([0], np.cumsum(sizes.sum(axis=0))))
-    at = offsets[:-1] + np.cumsum(sizes, axis=0) - sizes  # each block's first positions
-    out = np.empty(int(offsets[-1]), dtype=np.int64)
-    blocks = block_ranges(n, BLOCK)
-    list(
-        thread_pool().map(
-            lambda b: _gather(s, kmin, first, shift, slot, at[b[0]].copy(), out, *b[1]),
-            enumerate(blocks),
-        )
-    )
-    values = np.empty(ranks.size)
-    starts = np.concatenate(([0], ends))
-    for g, b in enumerate(wanted.tolist()):
-        keys = np.sort(out[offsets[g] : offsets[g + 1]])
-        mine = holder == b
-        values[mine] = _values(keys[ranks[mine] - starts[b]])
-    return values
-
-
-def _values(keys: np.ndarray) -> np.ndarray:
-    """The float64 values of keys (vectorised inverse of the key map)."""
-    bits = np.where(keys >= 0, keys, keys ^ _FLIP)
-    return bits.view(np.float64)
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})

@@ -287,7 +287,8 @@ def _prepared(probs: Any, labels: Any, *, from_logits: bool, where: str) -> Prep
         else:
             conf = v.confidence(x, where=where, name="probs").astype(np.float64, copy=False)
         y = v.labels(labels, n=conf.shape[0], n_classes=2, where=where)
-        outcome = y == 1
+        # checked 0/1 bytes are already booleans: a view, not a copy
+        outcome = y.view(np.bool_) if y.dtype.itemsize == 1 else y == 1
         pred = x >= 0 if from_logits else conf >= 0.5
         return Prepared("binary", 2, x, conf, y, conf, outcome, pred == outcome, from_logits)
     raise v.InputError(f"{where}: probs must be 1-D (binary) or 2-D (N, C), got shape {x.shape}.")

@@ -160,26 +160,43 @@ def test_the_audit_auc_and_deciles_are_the_same_on_both_paths(monkeypatch) -> No
     assert out["numpy"][1][1:-1] == np.quantile(p, np.arange(1, 10) / 10).tolist()
 
 
+@pytest.fixture(params=["whole", "slabs"])
+def order(request, monkeypatch):
+    """The numba path's order of the scores held whole, or made a slab at a time (every size
+    above 0 rows: the slabs' path however small the input)."""
+    pytest.importorskip("numba")
+    from calibkit.measure import ranking
+
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    if request.param == "slabs":
+        monkeypatch.setattr(ranking, "SLAB_ROWS", 0)
+    return request.param
+
+
+def _swept(p, y, edges, closed, **kwargs):
+    auc, sums = Ranking(p, y, **kwargs).sweep([(edges, closed)], auc=False)
+    assert auc is None
+    return None if sums is None else sums[0]
+
+
 @pytest.mark.parametrize("closed", ["right", "left"])
 @pytest.mark.parametrize(
     "edges",
     [np.linspace(0, 1, 16), np.array([0.0, 0.2, 0.2, 0.5, 1.0]), "deciles"],
     ids=["uniform", "a repeated edge", "deciles"],
 )
-def test_bins_read_off_the_order_equal_the_binning_pass(monkeypatch, closed, edges) -> None:
+def test_bins_read_off_the_order_equal_the_binning_pass(order, closed, edges) -> None:
     """Each bin a run of each class's sorted scores: the counts of the binning kernel exactly
     (values on the edges, both sides closed), its sums to rounding."""
-    pytest.importorskip("numba")
     from calibkit import _kernels
 
-    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
     rng = np.random.default_rng(11)
     p = np.round(rng.random(300_001), 3)  # ties, many of them on the edges
     p[:5] = [0.0, 1.0, 0.2, 0.5, -0.0]
     y = (rng.random(p.size) < p).astype(np.int8)
     if isinstance(edges, str):
         edges = np.quantile(p, np.linspace(0, 1, 11))
-    count, sums = Ranking(p, y == 1).bin_sums(edges, closed)
+    count, sums = _swept(p, y == 1, edges, closed)
     want_count, want_sums = _kernels.bin_sums(p, y, edges, closed, validate=None)
     assert count.tolist() == want_count.tolist()
     np.testing.assert_allclose(sums, want_sums, rtol=1e-12, atol=1e-12)
@@ -190,14 +207,78 @@ def test_bins_off_the_order_only_where_it_holds_them(monkeypatch) -> None:
     p = np.array([0.1, 0.4, 0.4, 0.8])
     y = np.array([False, False, True, True])
     monkeypatch.setenv("CALIBKIT_KERNEL", "numpy")
-    assert Ranking(p, y).bin_sums(np.array([0.0, 0.5, 1.0]), "right") is None
+    assert _swept(p, y, np.array([0.0, 0.5, 1.0]), "right") is None
     pytest.importorskip("numba")
+    from calibkit.measure import ranking
+
     monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
-    assert Ranking(p, y, sample_weight=np.ones(4)).bin_sums(np.array([0, 1.0]), "right") is None
-    assert Ranking(p - 0.2, y).bin_sums(np.array([0, 1.0]), "right") is None  # below 0
-    count, sums = Ranking(p, y).bin_sums(np.array([0.0, 0.4, 1.0]), "right")
-    assert count.tolist() == [3, 1] and sums[1].tolist() == [1.0, 1.0]  # 0.4 closes bin 1
-    assert sums[0].tolist() == pytest.approx([0.9, 0.8])
+    for slab_rows in (ranking.SLAB_ROWS, 0):
+        monkeypatch.setattr(ranking, "SLAB_ROWS", slab_rows)
+        assert _swept(p, y, np.array([0, 1.0]), "right", sample_weight=np.ones(4)) is None
+        assert _swept(p - 0.2, y, np.array([0, 1.0]), "right") is None  # below 0
+        count, sums = _swept(p, y, np.array([0.0, 0.4, 1.0]), "right")
+        assert count.tolist() == [3, 1] and sums[1].tolist() == [1.0, 1.0]  # 0.4 closes bin 1
+        assert sums[0].tolist() == pytest.approx([0.9, 0.8])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("slabs", [2, 5])
+def test_the_order_in_slabs_equals_the_reference(monkeypatch, kind, slabs) -> None:
+    """Made a slab at a time, the pair counts are the reference's integer for integer, the
+    order statistics np.partition's and the bins the binning kernel's counts, for every kind
+    of score set (one coarse bucket for all-equal scores: one slab)."""
+    pytest.importorskip("numba")
+    from calibkit import _kernels
+    from calibkit.measure import ranking
+
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    monkeypatch.setattr(ranking, "SLAB_ROWS", 0)
+    monkeypatch.setattr(ranking, "SLABS", slabs)
+    rng = np.random.default_rng([KINDS.index(kind), slabs])
+    s = _scores(kind, 200_003, rng)
+    edges = np.linspace(0, 1, 11)
+    for share in (0.4, 0.002):
+        y = rng.random(s.size) < share
+        r = Ranking(s, y)
+        ranks = np.unique(np.r_[0, rng.integers(0, s.size, 9), s.size - 1])
+        assert np.array_equal(r.order_statistics(ranks), np.sort(s)[ranks])
+        auc, sums = r.sweep([(edges, "right")], auc=True)
+        twice_u, n_pos, n_neg = pair_counts_numpy(s, y)
+        assert auc == twice_u / (2.0 * n_pos * n_neg)
+        if s.min() < 0:
+            assert sums is None
+        else:
+            want, _ = _kernels.bin_sums(s, y.astype(np.int8), edges, "right", validate=None)
+            assert sums[0][0].tolist() == want.tolist()
+
+
+def test_a_large_input_is_ordered_in_slabs_holding_half_of_it(monkeypatch) -> None:
+    """Above SLAB_ROWS the Ranking keeps the layout, not the whole order: its buffers hold
+    the largest slab's keys (here about half the scores), and the order statistics and the
+    AUC are the exact ones."""
+    pytest.importorskip("numba")
+    from calibkit import _numba_slabs
+    from calibkit.measure import ranking
+
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    monkeypatch.setattr(ranking, "SLAB_ROWS", 100_000)
+    rng = np.random.default_rng(4)
+    s = rng.random(400_000)
+    y = rng.random(s.size) < s
+    held = []
+    fill = _numba_slabs.fill
+    monkeypatch.setattr(
+        _numba_slabs, "fill", lambda *a: (held.append(a[5].size + a[6].size), fill(*a))
+    )
+    r = Ranking(s, y)
+    ranks = np.array([0, 40_000, 200_000, 399_999])
+    assert np.array_equal(r.order_statistics(ranks), np.sort(s)[ranks])
+    auc, _ = r.sweep([], auc=True)
+    twice_u, n_pos, n_neg = pair_counts_numpy(s, y)
+    assert auc == twice_u / (2.0 * n_pos * n_neg)
+    # two passes over the rows: the order statistics' one placed the first slab
+    assert r._classes is None and len(held) == 2 and sum(held) == s.size
+    assert max(held) < 0.6 * s.size
 
 
 def test_the_audit_bins_are_those_of_the_binning_pass(monkeypatch) -> None:
@@ -221,3 +302,25 @@ def test_the_audit_bins_are_those_of_the_binning_pass(monkeypatch) -> None:
             np.testing.assert_allclose(getattr(got, field), getattr(want, field), rtol=1e-12)
         np.testing.assert_allclose(got.sum_var_weight, want.sum_var_weight, rtol=1e-11)
     assert ck.audit(p, y).ece == pytest.approx(ck.ece(p, y), rel=1e-12)
+
+
+def test_an_audit_ordered_in_slabs_is_the_audit_of_the_reference(monkeypatch) -> None:
+    """The whole audit with its order made a slab at a time (every size: SLAB_ROWS 0) against
+    the numpy path: the same AUC, table, deciles and Hosmer-Lemeshow statistic."""
+    pytest.importorskip("numba")
+    from calibkit.measure import ranking
+
+    rng = np.random.default_rng(13)
+    p = np.round(rng.random(300_000), 4)
+    y = (rng.random(p.size) < p**1.3).astype(np.int64)
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numpy")
+    want = ck.audit(p, y)
+    monkeypatch.setenv("CALIBKIT_KERNEL", "numba")
+    monkeypatch.setattr(ranking, "SLAB_ROWS", 0)
+    got = ck.audit(p, y)
+    assert got.auc == want.auc
+    assert got.ece == pytest.approx(want.ece, rel=1e-12)
+    for mine, theirs in zip(got.tests, want.tests, strict=True):
+        assert mine.name == theirs.name
+        assert mine.statistic == pytest.approx(theirs.statistic, rel=1e-10)
+    assert got.stats.count.tolist() == want.stats.count.tolist()

@@ -79,14 +79,17 @@ def summarize(
         total_weight=None if w is None else float(w.sum()),
     )
     counted = f.outcome if w is None else f.outcome[w > 0]
-    auc = None if counted.all() or not counted.any() else ranking.auc()
     closed = {k: c.closed for k, c in wanted.items()}
-    # the bins of the confidence read off the ranking's order, where it holds one
-    known: dict[str, BinStats] = {}
-    for name, need in wanted.items():
-        sums = ranking.bin_sums(edges[name].values, closed[name]) if need.column == "c" else None
-        if sums is not None:
-            known[name] = BinStats(edges[name].values, closed[name], sums[0], *sums[1])
+    # the AUC and the bins of the confidence read off the ranking's order, where it has one
+    on_c = [name for name, need in wanted.items() if need.column == "c"]
+    auc, sums = ranking.sweep(
+        [(edges[name].values, closed[name]) for name in on_c],
+        auc=bool(counted.any() and not counted.all()),
+    )
+    known = {
+        name: BinStats(edges[name].values, closed[name], count, *fields)
+        for name, (count, fields) in zip(on_c, sums or (), strict=False)
+    }
     return replace(
         chunk_summary(f, edges, closed=closed, known=known),
         auc=auc,

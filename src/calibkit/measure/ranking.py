@@ -124,13 +124,21 @@ def weighted_pair_sums(
     return twice_u, float(pos_at.sum()), float(neg_at.sum())
 
 
-class Ranking:
-    """Checked finite scores and a boolean ``positive``, ordered once for the AUC's pair counts
-    and any order statistics of the scores (what an audit needs of them).
+#: Above this many scores the numba path orders them :data:`SLABS` ranges at a time (about
+#: N / SLABS keys held at once) rather than whole (N keys, one copy of float64 scores).
+SLAB_ROWS = 1 << 24
+SLABS = 2
 
-    On the numba path the scores are sorted apart by class once (one copy of the scores, as
-    integer keys) and both questions read that order; on the numpy path they are the
-    reference :func:`pair_counts_numpy` and ``np.partition``.
+
+class Ranking:
+    """Checked finite scores and a boolean ``positive``, ordered once for the AUC's pair counts,
+    the bins' sums and any order statistics of the scores (what an audit needs of them).
+
+    On the numba path the scores are sorted apart by class (as integer keys: one copy of the
+    scores) and every question reads that order; above :data:`SLAB_ROWS` scores the order is
+    made a slab of :data:`SLABS` at a time (``_numba_slabs``) for :meth:`order_statistics` and
+    :meth:`sweep`, so that about half a copy is held. On the numpy path they are the
+    references :func:`pair_counts_numpy`, ``np.partition`` and the binning kernel.
 
     Examples
     --------
@@ -138,6 +146,8 @@ class Ranking:
     >>> r = Ranking(np.array([0.1, 0.4, 0.4, 0.8]), np.array([False, False, True, True]))
     >>> r.pair_counts(), r.auc(), r.order_statistics(np.array([0, 3])).tolist()
     ((7, 2, 2), 0.875, [0.1, 0.8])
+    >>> r.sweep([(np.array([0.0, 0.5, 1.0]), "right")], auc=True)[0]
+    0.875
     """
 
     def __init__(
@@ -148,12 +158,19 @@ class Ranking:
         self.sample_weight = sample_weight
         self._fast = _kernels.use_numba(scores.shape[0])
         self._classes: Any = None
+        self._slabs: Any = None
+        self._slabbed = self._fast and scores.shape[0] > SLAB_ROWS
 
     def _sorted(self) -> Any:
         if self._classes is None:
             ranking = _kernels.numba_ranking()
             self._classes = ranking.sorted_classes(self.scores, self.positive)
         return self._classes
+
+    def _laid_out(self) -> Any:
+        if self._slabs is None:
+            self._slabs = _kernels.numba_slabs().Slabs(self.scores, self.positive, slabs=SLABS)
+        return self._slabs
 
     def pair_counts(self) -> tuple[int, int, int]:
         """(2U, n_pos, n_neg), as :func:`pair_counts`: the rows' counts, whatever their
@@ -172,19 +189,28 @@ class Ranking:
         twice_u, n_pos, n_neg = self.pair_counts()
         return twice_u / (2.0 * n_pos * n_neg)
 
-    def bin_sums(self, edges: np.ndarray, closed: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """Per-bin count and the sums of :data:`~calibkit._kernels.SUM_FIELDS` of scores in
-        [0, 1] with 0/1 outcomes ``positive``, as :func:`calibkit._kernels.bin_sums` gives
-        them, read off the order the numba path holds (each bin a run of each class's sorted
-        scores: no pass over the rows); None on the numpy path, with weights, or for scores
-        below 0."""
+    def sweep(
+        self, bins: list[tuple[np.ndarray, str]], *, auc: bool
+    ) -> tuple[float | None, list[tuple[np.ndarray, np.ndarray]] | None]:
+        """The AUC (with ``auc``; both classes present) and, per ``(edges, closed)`` of
+        ``bins``, the per-bin count and the sums of :data:`~calibkit._kernels.SUM_FIELDS` of
+        scores in [0, 1] with 0/1 outcomes ``positive``, as
+        :func:`calibkit._kernels.bin_sums` gives them: read off one order of the scores (each
+        bin a run of each class's sorted scores: no pass over the rows for them). The sums
+        are None on the numpy path, with weights, or for scores below 0."""
         if not self._fast or self.sample_weight is not None:
-            return None
+            return (self.auc() if auc else None), None
+        if self._slabbed and self._classes is None:
+            requests = [(edges, closed == "right") for edges, closed in bins]
+            (twice_u, n_pos, n_neg), sums = self._laid_out().sweep(requests)
+            return (twice_u / (2.0 * n_pos * n_neg) if auc else None), sums
         kneg, kpos, _ = self._sorted()
         if (kneg.size and kneg[0] < 0) or (kpos.size and kpos[0] < 0):
-            return None
-        count, sums = _kernels.numba_ranking().bin_sums(kneg, kpos, edges, closed == "right")
-        return count, sums
+            sums = None
+        else:
+            ranking = _kernels.numba_ranking()
+            sums = [ranking.bin_sums(kneg, kpos, e, closed == "right") for e, closed in bins]
+        return (self.auc() if auc else None), sums
 
     def pooled(self) -> Pooled | None:
         """The scores pooled by value, as :func:`~calibkit.measure.pooled.pool_ties` pools
@@ -206,6 +232,8 @@ class Ranking:
         """The scores (float64) at the sorted 0-based ``ranks``, as ``np.partition``."""
         if not self._fast:
             return np.partition(self.scores, ranks)[ranks].astype(np.float64)
+        if self._slabbed and self._classes is None:
+            return np.asarray(self._laid_out().order_statistics(ranks))
         kneg, kpos, _ = self._sorted()
         return np.asarray(_kernels.numba_ranking().select(kneg, kpos, ranks))
 
@@ -217,4 +245,4 @@ def order_statistics(values: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     selection pass, whatever the number of ranks)."""
     if not _kernels.use_numba(values.shape[0]):
         return np.partition(values, ranks)[ranks].astype(np.float64)
-    return np.asarray(_kernels.numba_ranking().order_statistics(values, ranks))
+    return np.asarray(_kernels.numba_slabs().order_statistics(values, ranks))
