@@ -342,21 +342,51 @@ def fill(s, positive, lay, lo, hi, kneg, kpos, gather=None):
         at += c
     blocks = block_ranges(n, BLOCK)
     if gather is None:  # no bucket gathered
-        slot = np.full(lay.ends.shape[1], -1, dtype=np.int64)
-        got, out = np.zeros((len(blocks), 0), dtype=np.int64), np.empty(0, dtype=np.int64)
+        none = np.empty(0, dtype=np.int64)
+        asked = (
+            np.full(lay.ends.shape[1], -1, dtype=np.int64),
+            np.zeros((len(blocks), 0), dtype=np.int64),
+            none,
+        )
     else:
-        slot, got, out = gather.slot, gather.at, gather.out
+        asked = (gather.slot, gather.at, gather.out)
     plan = (lay.kmin, lay.first, lay.shift)
-
-    def place(i: int) -> None:  # row block i
-        row_lo, row_hi = blocks[i]
-        slots = (starts[i], kneg, kpos, lo, hi, slot, got[i].copy(), out)
-        _scatter(s, positive, *plan, *slots, row_lo, row_hi)
-
     if len(blocks) == 1:
-        place(0)
+        _scatter(
+            s,
+            positive,
+            *plan,
+            starts[0],
+            kneg,
+            kpos,
+            lo,
+            hi,
+            asked[0],
+            asked[1][0].copy(),
+            asked[2],
+            0,
+            n,
+        )
     else:
-        list(thread_pool().map(place, range(len(blocks))))
+        list(
+            thread_pool().map(
+                lambda i: _scatter(
+                    s,
+                    positive,
+                    *plan,
+                    starts[i],
+                    kneg,
+                    kpos,
+                    lo,
+                    hi,
+                    asked[0],
+                    asked[1][i].copy(),
+                    asked[2],
+                    *blocks[i],
+                ),
+                range(len(blocks)),
+            )
+        )
     # the buckets are in key order: sorting each of them sorts the class (bucket by bucket,
     # cache-sized sorts being cheaper per value than one long one; each thread its range)
     ends = lay.ends - base[:, None]
