@@ -73,20 +73,20 @@ class SqlEngine(abc.ABC):
 
     # ------------------------------------------------------------------ audit
     def summarize(self, binning: Binning, *, where: str, progress: Progress = None) -> Summary:
-        """The :class:`Summary` of the whole input: the checks' scan, then the in-memory
-        summary of the rows where :meth:`held_rows` holds them, else a handful of aggregations."""
+        """The :class:`Summary` of the whole input: the in-memory summary of the rows where
+        :meth:`held_rows` holds them, else the checks' scan and a handful of aggregations."""
         q = self.query()
         steps = ["checks", "edges", "bins", "totals", "ranking", "calibration slope"]
         tick = _ticker(steps, progress)
         tick()
-        n = self.checked_rows(q, where)
-        held = self.held_rows(q, n, where)
-        if held is not None:  # the checked rows fit in memory: one read, calibkit's kernels
+        held = self.held_rows(q, where)
+        if isinstance(held, Prepared):  # the rows fit in memory: one read, calibkit's kernels
             steps[1:] = ["summary in memory"]
             tick()
             summary = summarize(held, binning, where=where, distinct=False)  # as the SQL path
             tick()
             return summary.with_engine(self.name)
+        n = held
         tick()
         wanted = needs(binning, kind=q.kind, n_classes=q.n_classes, where=where)
         edges = self.edges(q, wanted, n, where)
@@ -124,10 +124,11 @@ class SqlEngine(abc.ABC):
             spiegelhalter_variance=float(totals[8] or 0.0) if q.weighted else None,
         )
 
-    def held_rows(self, q: Query, n: int, where: str) -> Prepared | None:
-        """The ``n`` checked rows as arrays in memory, where the engine brings rows that fit
-        into Python (DuckDB, :meth:`DuckDBEngine.held_rows`); None: sums in SQL only."""
-        return None
+    def held_rows(self, q: Query, where: str) -> Prepared | int:
+        """The checked rows as arrays in memory, where the engine brings rows that fit into
+        Python (DuckDB, :meth:`DuckDBEngine.held_rows`); else their number, for sums in SQL
+        (here: always, after the checks' scan)."""
+        return self.checked_rows(q, where)
 
     def edges(self, q: Query, wanted: dict[str, Need], n: int, where: str) -> dict[str, Edges]:
         """The edges of every set of bins; with a weight column, quantile edges are weighted

@@ -1,13 +1,15 @@
 """The DuckDB engine: the audit's sums computed inside an embedded DuckDB, over Parquet, CSV,
 TSV or JSON-lines files (or globs of them).
 
-DuckDB reads the files and checks every row by calibkit's rules in one scan (the errors name
-the file's columns). Then, when the checked rows fit in :attr:`DuckDBEngine.hold_bytes` (an
-eighth of the machine's memory), they come into memory in one more read and the in-memory
-engine's kernels make the summary: exact AUC, quantile edges, bins and the slope's moments in a
-few passes over arrays, where the SQL path needs nine queries, one a global sort (about 35
-times one scan against 4). Larger inputs are summarised by SQL aggregations alone: DuckDB runs
-them on every core and spills its sorts (the exact AUC, the quantile edges) to a temporary
+When the rows fit in :attr:`DuckDBEngine.hold_bytes` (an eighth of the machine's memory), they
+come into memory in one read and the in-memory engine's kernels make the summary: exact AUC,
+quantile edges, bins and the slope's moments in a few passes over arrays, where the SQL path
+needs nine queries, one a global sort (about 35 times one scan against 3 to 5). A Parquet file
+of number and boolean columns is counted from its metadata and read at once, its arrays checked
+by :func:`~calibkit.forecasts.prepare`; any other input is first checked by calibkit's rules in
+one DuckDB scan. Whatever is refused, the error comes from that scan: it names the file's
+columns and counts the bad rows. Larger inputs are summarised by SQL aggregations alone: DuckDB
+runs them on every core and spills its sorts (the exact AUC, the quantile edges) to a temporary
 directory, so a file larger than memory is audited in bounded memory. Both paths give the same
 summary to the rounding of their sums (``tests/engines/test_duckdb_held.py``).
 """
@@ -94,6 +96,8 @@ class DuckDBEngine(SqlEngine):
     #: kernels; larger inputs stay in SQL. 0 keeps every audit in SQL. The audit then holds
     #: about twice these bytes at once.
     hold_bytes: int = _memory_bytes() // 8
+    #: The DuckDB types of a Parquet input's columns (None: another format).
+    _raw_types: dict[str, str] | None = None
 
     def __init__(
         self,
@@ -151,30 +155,112 @@ class DuckDBEngine(SqlEngine):
             names = [str(n) for n, _ in described]
             check_names(names, paths[0])
             types = {str(n): type_class(str(t)) for n, t in described}
+            if fmt == "parquet":  # counted from metadata, read unchecked (:meth:`held_rows`)
+                self._raw_types = {str(n): str(t).upper() for n, t in described}
             schema = Schema(paths[0], fmt, names, {n for n, t in types.items() if t == "list"})
             plan = plan_columns(schema, **options)
         super().__init__(plan, types, place)
 
-    def held_rows(self, q: Query, n: int, where: str) -> Prepared | None:
-        """The checked rows as a :class:`~calibkit.forecasts.Prepared`, read in one query,
-        where they fit in :attr:`hold_bytes`; else None."""
+    def held_rows(self, q: Query, where: str) -> Prepared | int:
+        """The input's rows as a :class:`~calibkit.forecasts.Prepared` where they fit in
+        :attr:`hold_bytes`, read in one query; else the number of checked rows.
+
+        A Parquet file whose read columns are numbers or booleans is counted from its metadata
+        and read without the checks' scan: :func:`~calibkit.forecasts.prepare` checks the
+        arrays by the same rules. Where anything is refused (a missing value, a label that is
+        not a class index, a probability outside [0, 1]), the checks' scan runs after all, so
+        the error names the file's column and counts its rows."""
+        q.check_types(where, self.place)  # from the schema: no scan
+        n = self._stored_rows(q)
+        if n is not None and self._fits(q, n):
+            held = self._read(q, n, where, checked=False)
+            if held is not None:
+                return held
+        n = self.checked_rows(q, where)
+        if not self._fits(q, n):
+            return n
+        held = self._read(q, n, where, checked=True)
+        assert held is not None  # checked rows are refused by nothing
+        return held
+
+    def _label_type(self, q: Query) -> tuple[str, int]:
+        """The SQL type a label is read as and its bytes."""
+        return ("TINYINT", 1) if q.n_classes <= 127 else ("INTEGER", 4)
+
+    def _fits(self, q: Query, n: int) -> bool:
+        """Whether ``n`` rows fit in :attr:`hold_bytes` (8 bytes a score column and a weight, the
+        label's bytes)."""
         width = max(1, len(self.plan.scores))
-        weighted = self.plan.weight is not None
-        label, label_bytes = ("TINYINT", 1) if q.n_classes <= 127 else ("INTEGER", 4)
-        if q.by is not None or n * (8 * width + label_bytes + 8 * weighted) > self.hold_bytes:
+        row = 8 * width + self._label_type(q)[1] + 8 * (self.plan.weight is not None)
+        return q.by is None and n * row <= self.hold_bytes
+
+    def _stored_rows(self, q: Query) -> int | None:
+        """The number of rows of a Parquet input whose read columns are numbers or booleans
+        (from the files' metadata: no scan), the rows :meth:`_read` can read unchecked; None
+        for every other input."""
+        if self._raw_types is None or q.by is not None or self.hold_bytes <= 0:
             return None
+        if any(c.kind not in ("number", "bool") or c.role == "compare" for c in q.columns()):
+            return None
+        return int(self.fetch(f"SELECT count(*) FROM {self.relation}")[0][0])
+
+    def _read(self, q: Query, n: int, where: str, *, checked: bool) -> Prepared | None:
+        """The ``n`` rows in one query as checked arrays. ``checked``: rows the checks' scan passed,
+        read from the typed relation. Else the raw columns (:meth:`_stored_rows`), each value
+        as the typed relation reads it, or NULL where its rules refuse it (a label that is not
+        a class index); None when a value is missing or refused, by DuckDB or by
+        :func:`~calibkit.forecasts.prepare`, or the row count moved."""
+        label, _ = self._label_type(q)
+        width = max(1, len(self.plan.scores))
         names = [f"s{k}" for k in range(width)]
-        picked = [*names, f"CAST(y AS {label}) AS y", *(["w"] if weighted else [])]
-        table = self._run(f"SELECT {', '.join(picked)} FROM {q.r}", None, "arrow")
+        if checked:
+            picked = [*names, f"CAST(y AS {label}) AS y"] + (["w"] if q.weighted else [])
+            source = q.r
+        else:
+            cols = {c.name: c for c in q.columns()}
+            plan = self.plan
+            scores = list(plan.scores) if plan.kind != "confidence" else [str(plan.confidence)]
+            truth = cols[str(plan.correct if plan.kind == "confidence" else plan.label)]
+            top = 1 if q.kind == "binary" else q.n_classes - 1
+            if truth.kind == "bool" or "INT" in (self._raw_types or {}).get(truth.name, ""):
+                y = f"CAST({truth.q} AS {label})"  # exact, or DuckDB's out-of-range error
+            else:
+                x = truth.number
+                whole = f"{x} >= 0 AND {x} <= {top} AND {x} = floor({x})"  # False for NaN
+                y = f"CASE WHEN {whole} THEN CAST({x} AS {label}) END"
+            picked = [f"{cols[s].value} AS s{k}" for k, s in enumerate(scores)] + [f"{y} AS y"]
+            if plan.weight is not None:
+                picked.append(f"{cols[plan.weight].value} AS w")
+            source = self.relation
+        try:
+            table = self._run(f"SELECT {', '.join(picked)} FROM {source}", None, "arrow")
+        except InputError:
+            if checked:
+                raise
+            return None  # a label out of its type's range: the checks' scan names it
+        if table.num_rows != n:
+            if checked:
+                raise InputError(
+                    f"{where}: the input changed while it was read ({n} then "
+                    f"{table.num_rows} rows)."
+                )
+            return None
+        if not checked and any(column.null_count for column in table.columns):
+            return None
         got = {name: to_numpy(table.column(name)) for name in table.column_names}
-        scores = got["s0"] if width == 1 else np.column_stack([got[k] for k in names])
-        return prepare(
-            scores,
-            got["y"],
-            from_logits=self.plan.kind == "logits",
-            where=where,
-            sample_weight=got["w"] if weighted else None,
-        )
+        scores_ = got["s0"] if width == 1 else np.column_stack([got[k] for k in names])
+        try:
+            return prepare(
+                scores_,
+                got["y"],
+                from_logits=self.plan.kind == "logits",
+                where=where,
+                sample_weight=got.get("w"),
+            )
+        except InputError:
+            if checked:
+                raise
+            return None
 
     def _describe(self) -> list[tuple[Any, Any]]:
         return [(row[0], row[1]) for row in self.fetch(f"DESCRIBE SELECT * FROM {self._relation}")]
