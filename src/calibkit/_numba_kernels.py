@@ -52,10 +52,12 @@ _ACCUMULATOR_BUDGET = 8 << 20
 
 def block_ranges(n: int, min_rows: int = BLOCK, accumulator: int = 0) -> list[tuple[int, int]]:
     """Row ranges covering 0..n: up to :data:`_PARTS`, one for small n, fewer when each needs
-    an ``accumulator`` of that many bytes."""
+    an ``accumulator`` of that many bytes (then a multiple of the threads, so that none waits
+    on another's last block)."""
     parts = max(1, min(_PARTS, n // min_rows))
     if accumulator:
-        parts = min(parts, max(n_threads(), _ACCUMULATOR_BUDGET // accumulator))
+        threads = n_threads()
+        parts = min(parts, max(threads, _ACCUMULATOR_BUDGET // accumulator // threads * threads))
     return [(b * n // parts, (b + 1) * n // parts) for b in range(parts)]
 
 
@@ -262,6 +264,22 @@ def top_label(p, y, atol):
             bits, one = p.view(np.uint64), np.uint64(0x3FF0000000000000)
         bad = map_blocks(_top_label_wide, n, p, bits, one, y, atol, conf, correct, min_rows=rows)
     return conf, correct, sum(bad)
+
+
+@numba.njit(cache=True, nogil=True)
+def _outside_unit(x, lo, hi):  # pragma: no cover - compiled
+    """How many of x[lo:hi] are not in [0, 1] (NaN among them); branch-free, vectorised."""
+    bad = 0
+    for i in range(lo, hi):
+        v = x[i]
+        bad += not (v >= 0.0 and v <= 1.0)
+    return bad
+
+
+def outside_unit(x):
+    """How many values of the contiguous array ``x`` are outside [0, 1] or NaN."""
+    flat = x.reshape(-1)
+    return sum(map_blocks(_outside_unit, flat.shape[0], flat))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")

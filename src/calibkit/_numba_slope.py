@@ -50,18 +50,27 @@ def _grid(conf, outcome, steps, span, cells, lo, hi):  # pragma: no cover - comp
     return hist, certain, failed
 
 
+#: Powers d^0 .. d^(WIDTH - 1) the moments' kernel sums per cell: a row of its histogram is
+#: one 64-byte cache line.
+WIDTH = 8
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _moments(conf, outcome, weight, steps, span, cells, moments, lo, hi):  # pragma: no cover
+def _moments(conf, outcome, weight, steps, span, cells, lo, hi):  # pragma: no cover
     """Rows lo..hi (of positive ``weight``, when it is not empty): per outcome and cell of the
-    logit, the sums of w d^j (j < ``moments``), d the logit's distance from the cell's centre;
+    logit, the sums of w d^j (j < ``WIDTH``), d the logit's distance from the cell's centre;
     the number of forecasts of exactly 0 or 1, of those that failed, and of logits outside
-    [-span, span] (in no cell). The logits are taken ``CHUNK`` rows at a time by ``logs``."""
-    hist = np.zeros((2, cells, moments))
+    [-span, span] (in no cell). ``CHUNK`` rows at a time: their logits by ``logs``, then their
+    cells, distances and counts without a branch (vectorised), then the sums."""
+    hist = np.zeros((2 * cells, WIDTH))  # row o * cells + cell
     weighted = weight.shape[0] > 0
     certain = 0
     failed = 0
     outside = 0
     odds, logits, scratch = log_buffers()
+    rows = np.empty(CHUNK, dtype=np.int64)
+    ds = np.empty(CHUNK)
+    ws = np.ones(CHUNK)
     for start in range(lo, hi, CHUNK):
         m = min(CHUNK, hi - start)
         for k in range(m):
@@ -70,27 +79,40 @@ def _moments(conf, outcome, weight, steps, span, cells, moments, lo, hi):  # pra
         logs(odds, m, logits, scratch)
         for k in range(m):
             i = start + k
-            w = 1.0
-            if weighted:
-                w = np.float64(weight[i])
-                if not w > 0.0:
-                    continue
             p = np.float64(conf[i])
-            hit = outcome[i] != 0
-            if _certain(p):
-                certain += 1
-                failed += _failed(p, hit)
+            hit = np.int64(outcome[i] != 0)
+            keep = np.int64(True)
+            if weighted:
+                ws[k] = np.float64(weight[i])
+                keep = np.int64(ws[k] > 0.0)
+            sure = np.int64(p <= 0.0 or p >= 1.0)
+            x = logits[k]  # 0 where sure (odds 1)
+            away = (1 - sure) * np.int64(not (x >= -span and x <= span))
+            certain += keep * sure
+            failed += keep * sure * np.int64((p >= 1.0) != (hit != 0))
+            outside += keep * away
+            c = np.rint((min(max(x, -span), span) + span) * steps)
+            ds[k] = x - (c / steps - span)
+            counted = keep * (1 - sure) * (1 - away)
+            rows[k] = counted * (np.int64(c) + cells * hit + 1) - 1  # -1: in no cell
+        for k in range(m):
+            r = rows[k]
+            if r < 0:
                 continue
-            x = logits[k]
-            if not (x >= -span and x <= span):
-                outside += 1
-                continue
-            cell = int(np.rint((x + span) * steps))
-            d = x - (cell / steps - span)
-            o = 1 if hit else 0
-            for j in range(moments):
-                hist[o, cell, j] += w
-                w *= d
+            d = ds[k]
+            w = ws[k]
+            d2 = d * d
+            d3 = d2 * d
+            d4 = d2 * d2
+            h = hist[r]
+            h[0] += w
+            h[1] += w * d
+            h[2] += w * d2
+            h[3] += w * d3
+            h[4] += w * d4
+            h[5] += w * (d4 * d)
+            h[6] += w * (d3 * d3)
+            h[7] += w * (d4 * d3)
     return hist, certain, failed, outside
 
 
@@ -166,7 +188,10 @@ def grid(conf, outcome, steps, span, cells):
 
 def moments(conf, outcome, weight, steps, span, cells, n_moments):
     """(n_certain, n_failed, n_outside, (2, cells, n_moments) sums), as ``split_certain`` and
-    ``measure.slope_grid.grid_moments`` (``weight`` None: every row weighs 1)."""
+    ``measure.slope_grid.grid_moments`` (``weight`` None: every row weighs 1; at most
+    :data:`WIDTH` moments)."""
+    if not 0 < n_moments <= WIDTH:
+        raise ValueError(f"the moments' kernel sums 1 to {WIDTH} powers, not {n_moments}")
     conf, outcome = _prepared(conf, outcome)
     weight = np.empty(0) if weight is None else np.ascontiguousarray(weight)
     parts = map_blocks(
@@ -178,13 +203,13 @@ def moments(conf, outcome, weight, steps, span, cells, n_moments):
         float(steps),
         float(span),
         int(cells),
-        int(n_moments),
-        accumulator=2 * int(cells) * int(n_moments) * 8,
+        accumulator=2 * int(cells) * WIDTH * 8,
     )
     hist = parts[0][0]
     for more, *_ in parts[1:]:
         hist += more
-    return (*(sum(p[k] for p in parts) for k in (1, 2, 3)), hist)
+    sums = hist.reshape(2, int(cells), WIDTH)[:, :, :n_moments]
+    return (*(int(sum(p[k] for p in parts)) for k in (1, 2, 3)), np.ascontiguousarray(sums))
 
 
 def terms(conf, outcome, points):

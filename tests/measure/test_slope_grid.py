@@ -203,3 +203,17 @@ def test_the_audit_slope_reads_the_rows_once(monkeypatch) -> None:
     assert calls == [1]
     monkeypatch.setenv("CALIBKIT_KERNEL", "numpy")
     assert a.calibration_slope.slope == pytest.approx(S.slope_of(p, y).slope, rel=1e-10)
+
+
+def test_the_kernel_sums_at_most_its_width_of_powers() -> None:
+    """The kernel's histogram row is one cache line of WIDTH powers: more are refused, not
+    silently cut."""
+    pytest.importorskip("numba")
+    from calibkit import _numba_slope
+
+    p, y = np.array([0.3, 0.6]), np.array([0, 1], dtype=np.int8)
+    args = (G.MOMENT_STEPS, G.GRID_SPAN, G.MOMENT_CELLS)
+    with pytest.raises(ValueError, match="1 to 8 powers, not 9"):
+        _numba_slope.moments(p, y, None, *args, _numba_slope.WIDTH + 1)
+    *_, two = _numba_slope.moments(p, y, None, *args, 2)
+    assert two.shape == (2, G.MOMENT_CELLS, 2) and two[:, :, 0].sum() == 2
