@@ -447,3 +447,24 @@ def test_an_impossible_outcome_warns_alike_on_both_paths(monkeypatch):
         with pytest.warns(ck.CalibkitWarning, match=r"2 rows give .*\(first at index 70001\)"):
             brier, loss = score_sums(p, p, y, from_logits=False, where="test")
         assert loss == np.inf and brier == pytest.approx(0.25 * (BIG - 2) + 2.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_unit_interval_check_counts_what_numpy_counts(kernel, dtype) -> None:
+    """The one-pass check of [0, 1] (numba: a count of the values outside, NaN among them)
+    accepts exactly what numpy's minimum and maximum accept, 1-D and 2-D, and the error it
+    leads to names the same first bad value."""
+    if kernel == "numba":
+        from calibkit import _numba_kernels as nk
+    rng = np.random.default_rng(3)
+    x = rng.uniform(size=BIG).astype(dtype)
+    x[[0, 7, -1]] = [0.0, 1.0, -0.0]  # the ends and a signed zero are inside
+    assert _kernels.within_unit(x) and _kernels.within_unit(x.reshape(-1, 5))
+    for bad in (np.nan, -np.inf, np.inf, 1.0 + np.finfo(dtype).eps, -np.finfo(dtype).tiny):
+        y = x.copy()
+        y[[5, 123_456]] = bad
+        assert not _kernels.within_unit(y)
+        if kernel == "numba":
+            assert nk.outside_unit(y) == 2
+        with pytest.raises(ck.InputError, match="first at index 5"):
+            ck.ece(y, np.zeros(y.size, dtype=np.int8))

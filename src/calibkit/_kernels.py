@@ -297,6 +297,16 @@ def top_label(
 # ----------------------------------------------------------------------------- temperature
 
 
+def within_unit(x: np.ndarray) -> bool:
+    """Whether every value of ``x`` lies in [0, 1] (False for NaN): one threaded pass of the
+    numba kernel for a large contiguous float array once the kernels are loaded (a check
+    alone does not load them), else numpy's minimum and maximum."""
+    loaded = f"{__package__}._numba_kernels" in sys.modules
+    if loaded and x.dtype.kind == "f" and x.flags.c_contiguous and use_numba(x.size):
+        return int(_numba().outside_unit(x)) == 0
+    return bool(x.min() >= 0.0 and x.max() <= 1.0)
+
+
 def binary_scores(p: np.ndarray, y: np.ndarray) -> tuple[float, float, int, int]:
     """Brier and log-loss sums of binary probabilities, the rows whose true class has
     probability 0 and the first of them (numba kernel: one pass)."""

@@ -10,6 +10,7 @@ import numpy as np
 
 from .._arrow import to_numpy as to_arrow_numpy
 from .._errors import InputError
+from .._kernels import within_unit
 
 #: Rows of a probability matrix must sum to 1 within this absolute tolerance. It admits float32
 #: softmax output and probabilities written with a few decimals, and rejects logits and scores.
@@ -301,9 +302,9 @@ def finite(arr: np.ndarray, *, name: str, where: str, hint: str = "") -> np.ndar
 
 def unit_interval(arr: np.ndarray, *, name: str, where: str, hint: str = _LOGITS_HINT) -> None:
     """Require every value in [0, 1]; NaN is caught by the same comparison."""
-    lo, hi = arr.min(), arr.max()
-    if lo >= 0.0 and hi <= 1.0:  # False for NaN
+    if within_unit(arr):
         return
+    lo, hi = arr.min(), arr.max()
     nan = np.isnan(arr)
     if nan.any():
         count, index = where_first(nan)
